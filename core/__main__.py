@@ -1,0 +1,7 @@
+"""``python -m core``: the command line (see :mod:`core.cli`)."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

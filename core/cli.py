@@ -1,0 +1,248 @@
+"""Command line: ``python -m core sanitize | evaluate | bound | list``.
+
+The same core as the pages, for scripts, batch jobs and reproducing a
+release from its manifest.  Bad input exits with status 2 and one line on
+stderr; nothing else is printed and no traceback is shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from typing import Any, Sequence
+
+from . import __version__
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump) and exit status 2."""
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse API
+        raise _UsageError(f"{self.prog}: {message} (see --help)")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _mechanism_help() -> str:
+    from .mechanisms import MECHANISMS
+
+    lines = ["mechanisms and their parameters (--param key=value; fractions like 1/13 and ln(3) are accepted):"]
+    for mech in MECHANISMS.values():
+        lines.append(f"  {mech.name:<15}{mech.title}  [{mech.paper}]")
+        if not mech.params:
+            lines.append("      (no parameters)")
+        for p in mech.params:
+            default = "derived" if p.default is None else _fmt(p.default)
+            lines.append(f"      {p.name:<12}{p.describe()}, default {default}: {p.help}")
+    return "\n".join(lines)
+
+
+def _bound_help() -> str:
+    from .bounds import BOUNDS
+
+    lines = ["analytical curves (bound NAME --param key=value):"]
+    for b in BOUNDS.values():
+        lines.append(f"  {b.name:<26}{b.title}  [{b.paper}]")
+        for p in b.params:
+            lines.append(f"      {p.name:<12}{p.describe()}, default {_fmt(p.default)}: {p.help}")
+    return "\n".join(lines)
+
+
+def _sample_help() -> str:
+    from . import samples
+
+    lines = ["DATA is a CSV, TSV or Parquet file, or a bundled sample:"]
+    for s in samples.list_samples():
+        name = s.name + (f"[:N] (default N = {s.default_size:,})" if s.sized else "")
+        lines.append(f"  {name:<34}{s.title}")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    epilog = "\n\n".join([_sample_help(), _mechanism_help(), _bound_help()])
+    parser = _Parser(
+        prog="python -m core",
+        description="Privacy-utility workbench: sanitize a table, measure count-query error, "
+                    "and compute the papers' analytical bounds.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def data_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("data", metavar="DATA", help="file path or sample name (adult, census:N, hospital:N, toy-...)")
+        p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
+        p.add_argument("--qi", nargs="+", metavar="COL",
+                       help="QI / non-sensitive columns (space or comma separated; default: the sample's "
+                            "choice or every other suitable column)")
+        p.add_argument("--mechanism", required=True, metavar="NAME", help="see the list below")
+        p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a mechanism parameter")
+        p.add_argument("--seed", type=int, metavar="N", help="random seed (default: fresh, recorded in the manifest)")
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("sanitize", help="sanitize a table and write the release and its manifest",
+                       epilog=_mechanism_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    data_args(p)
+    p.add_argument("--out", required=True, metavar="FILE",
+                   help="output .csv or .parquet (a folder for mechanisms that publish several tables)")
+    p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
+
+    p = sub.add_parser("evaluate", help="mean relative error of a count-query workload, by band",
+                       epilog=_mechanism_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    data_args(p)
+    p.add_argument("--queries", type=int, default=5000, metavar="N",
+                   help="number of queries (seed000) or of conditions (seed002); default 5000")
+    p.add_argument("--workload", default="seed000", metavar="KIND", help="seed000 (default) or seed002")
+    p.add_argument("--max-attrs", type=int, default=3, metavar="D", help="largest number of QI attributes per query")
+
+    p = sub.add_parser("bound", help="an analytical curve as x and named series",
+                       epilog=_bound_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("list", help="list samples, mechanisms and bounds")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _qi(values: Sequence[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    out: list[str] = []
+    for v in values:
+        out += [c.strip() for c in v.split(",") if c.strip()]
+    return out
+
+
+def _dataset(args):
+    from .table import load_dataset
+
+    return load_dataset(args.data, args.sensitive, _qi(args.qi))
+
+
+def _params(args) -> dict[str, str]:
+    from .params import parse_assignments
+
+    return parse_assignments(args.param)
+
+
+def cmd_sanitize(args) -> dict[str, Any]:
+    from . import mechanisms, release as rel
+
+    mech = mechanisms.get(args.mechanism)
+    raw = _params(args)
+    mech.resolve(raw)  # parameter errors before the (slower) load
+    data = _dataset(args)
+    release = mechanisms.sanitize(data, mech.name, raw, args.seed)
+    written = rel.write(release, args.out, args.manifest)
+    out = {"written": [str(p) for p in written], "manifest": release.manifest()}
+    if not args.json:
+        lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
+        for note in release.notes:
+            lines.append(f"note: {note}")
+        lines += [f"wrote {p}" for p in written]
+        out["_text"] = "\n".join(lines)
+    return out
+
+
+def cmd_evaluate(args) -> dict[str, Any]:
+    from . import mechanisms
+    from .evaluate import WORKLOADS, evaluate, make_workload
+    from .errors import ParameterError
+
+    mech = mechanisms.get(args.mechanism)
+    raw = _params(args)
+    mech.resolve(raw)
+    if args.workload not in WORKLOADS:
+        raise ParameterError(f"There is no workload '{args.workload}'; choose one of: {', '.join(WORKLOADS)}.")
+    if args.queries < 1:
+        raise ParameterError(f"--queries must be a positive number. Got {args.queries}.")
+    data = _dataset(args)
+    seed = args.seed if args.seed is not None else mechanisms.fresh_seed()
+    size_key = WORKLOADS[args.workload].size_setting
+    workload = make_workload(data, args.workload, **{size_key: args.queries}, max_attrs=args.max_attrs, seed=seed)
+    result = evaluate(data, mech.name, raw, workload, seed).to_json()
+    if not args.json:
+        lines = [f"{mech.title} on {data.name} ({data.n:,} rows), seed {seed}"]
+        for b in result["bands"]:
+            err = "n/a" if b["mean_relative_error"] is None else f"{b['mean_relative_error']:.3f}"
+            lines.append(f"  {b['name']:<24} {b['queries']:>6} queries   mean relative error {err}")
+        result["_text"] = "\n".join(lines)
+    return result
+
+
+def cmd_bound(args) -> dict[str, Any]:
+    from . import bounds
+    from .params import parse_assignments
+
+    curve = bounds.compute(args.name, parse_assignments(args.param))
+    out = curve.to_json()
+    if not args.json:
+        lines = [curve.title, f"x: {curve.x_label}"]
+        for key, value in out["notes"].items():
+            lines.append(f"  {key}: {value}")
+        lines.append("(use --json for the full series)")
+        out["_text"] = "\n".join(lines)
+    return out
+
+
+def cmd_list(args) -> dict[str, Any]:
+    from . import samples
+    from .bounds import BOUNDS
+    from .mechanisms import MECHANISMS
+
+    out = {
+        "samples": [s.name for s in samples.list_samples()],
+        "mechanisms": {m.name: [p.name for p in m.params] for m in MECHANISMS.values()},
+        "bounds": {b.name: [p.name for p in b.params] for b in BOUNDS.values()},
+    }
+    out["_text"] = "\n\n".join([_sample_help(), _mechanism_help(), _bound_help()])
+    return out
+
+
+COMMANDS = {"sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from .errors import WorkbenchError
+
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return 0
+        result = COMMANDS[args.command](args)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc} ({getattr(exc, 'filename', '') or ''})".rstrip(" ()"), file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug: still one line, never a traceback
+        print(f"internal error ({type(exc).__name__}): {exc}; please report it", file=sys.stderr)
+        return 3
+    text = result.pop("_text", None)
+    if getattr(args, "json", False) or text is None:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+    else:
+        print(text)
+    return 0

@@ -1,0 +1,34 @@
+"""Exceptions that carry one clear sentence for the user.
+
+Every failure a steward can cause (a bad file, a parameter out of range, a
+table that cannot be sanitized with the chosen parameters) is raised as a
+:class:`WorkbenchError`.  Pages show ``str(error)`` in ``st.error``; the CLI
+prints it on one line of stderr and exits non-zero.  Anything else is a bug.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class: the message is a complete sentence meant for the user."""
+
+
+class DataError(WorkbenchError, ValueError):
+    """The input table cannot be read or used (empty, one column, bad encoding...)."""
+
+
+class ParameterError(WorkbenchError, ValueError):
+    """A parameter has the wrong type or lies outside its declared range."""
+
+
+class NotEligible(WorkbenchError):
+    """The table cannot be sanitized with these parameters.
+
+    This is an answer, not a crash: the message says which value blocks it
+    and, where one exists, the nearest setting that works.
+    """
+
+    def __init__(self, message: str, *, suggestion: dict | None = None):
+        super().__init__(message)
+        #: parameter values that would work (e.g. ``{"gamma": 7}``), if known
+        self.suggestion = dict(suggestion or {})

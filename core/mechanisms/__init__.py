@@ -1,0 +1,94 @@
+"""Registry of mechanisms and the entry points every caller uses.
+
+Each module in this package exports ``MECHANISMS = [SomeMechanism()]``;
+:data:`MECHANISMS` maps names to instances in display order.  Pages, CLI,
+tests and benchmark call :func:`sanitize` and :func:`estimate` here; nothing
+else dispatches on mechanism names.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..errors import ParameterError
+from ..registry import collect
+from ..release import Release
+from ..table import Dataset
+from .base import Eligibility, Mechanism
+
+MECHANISMS: dict[str, Mechanism] = collect(sys.modules[__name__], "MECHANISMS")
+
+
+def get(name: str) -> Mechanism:
+    try:
+        return MECHANISMS[name]
+    except KeyError:
+        raise ParameterError(
+            f"There is no mechanism named '{name}'; choose one of: {', '.join(MECHANISMS)}."
+        ) from None
+
+
+def fresh_seed() -> int:
+    """A seed from OS entropy, recorded in the manifest so the release can be reproduced."""
+    return secrets.randbits(31)
+
+
+def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None,
+             seed: int | None = None) -> Release:
+    """Validate, check eligibility and sanitize ``data`` with ``mechanism``.
+
+    Raises ParameterError for a bad parameter and NotEligible when the table
+    cannot be sanitized with these parameters.  Same seed, same release; no
+    seed draws one from OS entropy (recorded in the release).
+    """
+    mech = get(mechanism)
+    values = mech.resolve(raw)
+    mech.check(data, values)
+    seed = fresh_seed() if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    out = mech.sanitize(data, values, rng)
+    derived = mech.derived(data, values)
+    params = {**values, **{k: v for k, v in derived.items()}}
+    main = next(iter(out.tables.values()), None)
+    rows_out = out.rows_out if out.rows_out is not None else (len(main) if main is not None else 0)
+    return Release(
+        mechanism=mech.name,
+        title=mech.title,
+        params=params,
+        seed=seed,
+        source={
+            "name": data.name,
+            "content_hash": data.content_hash,
+            "sensitive": data.sa,
+            "qi": list(data.qi),
+            "rows": data.n,
+            "rows_dropped": data.rows_dropped,
+            "raw_params": {k: v for k, v in values.items() if v is not None},
+        },
+        tables=dict(out.tables),
+        published=dict(out.published),
+        privacy=dict(out.privacy),
+        notes=tuple(out.notes),
+        state=dict(out.state),
+        rows_out=rows_out,
+    )
+
+
+def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
+    """Estimated answers of every query in ``batches`` (a Workload or a list of batches).
+
+    Randomness used at query time (Laplace noise) comes from ``seed`` or, by
+    default, from the release's seed, so an evaluation is reproducible.
+    """
+    mech = get(release.mechanism)
+    batches = getattr(batches, "batches", batches)
+    rng = np.random.default_rng([release.seed if seed is None else seed, 0x5EED])
+    parts = [np.asarray(mech.estimate(release, b, rng), dtype=float) for b in batches]
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+__all__ = ["MECHANISMS", "Mechanism", "Eligibility", "get", "sanitize", "estimate", "fresh_seed"]

@@ -1,0 +1,84 @@
+"""Anatomy: l-diverse groups published as a QI table and a sensitive table.
+
+Records are split into groups of l (or l + 1) distinct SA values (the
+SPLU-Gen partition of :mod:`core.partition` is a valid Anatomy partition,
+MECHANISMS.md section 6).  Published: QIT(QI..., GID) with exact QI values
+and ST(GID, SA, Count).  Estimate of a query (QI condition C, SA = x):
+``sum_g c(g, C) c(g, x) / |g|``.
+
+References
+----------
+Xiao & Tao, Anatomy (VLDB 2006); seed 002 appendix 10.10; seed 000 §6.2.3.2.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ..counting import QueryBatch, select
+from ..params import Param
+from ..partition import check_distinct_groups, distinct_value_groups
+from ..release import CodedTable, Published, Release
+from ..table import Dataset
+from .base import Mechanism, bucket_records, qi_table, shuffled
+
+
+class Anatomy(Mechanism):
+    name = "anatomy"
+    title = "Anatomy (l-diversity)"
+    paper = "baseline in seeds 000, 002, 003 (Xiao & Tao 2006)"
+    summary = ("Records are split into groups of l different sensitive values. The QI values are published "
+               "exactly with a group number, and each group's sensitive values separately, so within a group "
+               "anyone could have any of its l values.")
+    order = 60
+    params = (
+        Param("l", "ℓ", "Group diversity: each group holds this many different sensitive values; "
+              "an adversary's best guess is right with probability at most 1/ℓ.",
+              5, kind="int", low=2, high=50, step=1, safer="higher", paper="seed 000 §6.2.3.2: ℓ = γ = 5"),
+    )
+    main_param = "l"
+    sweep = (2, 3, 4, 5, 6, 7)
+    publishes = "tables"
+
+    def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
+        check_distinct_groups("l", values["l"], data.sa_codes, data.sa_labels, data.m)
+
+    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+        part = distinct_value_groups(data.sa_codes, values["l"], data.m)
+        # group ids in random order, so a GID reveals nothing about the sort
+        relabel = rng.permutation(part.n_groups)
+        gid = relabel[part.group]
+        order = shuffled(rng, data.n)
+        qit = qi_table(data, order)
+        qit = CodedTable(columns={**qit.columns, "gid": gid[order]}, labels={**qit.labels, "gid": None})
+        # ST: one row per (group, value); values are distinct so every count is 1
+        st_order = np.lexsort((data.sa_codes, gid))
+        st = CodedTable(
+            columns={"gid": gid[st_order], data.sa: data.sa_codes[st_order],
+                     "count": np.ones(data.n, dtype=np.int64)},
+            labels={"gid": None, data.sa: data.sa_labels, "count": None},
+        )
+        sizes = np.bincount(gid, minlength=part.n_groups)
+        return Published(
+            tables={"qit": qit, "st": st},
+            published={"l": values["l"], "groups": part.n_groups,
+                       "group_sizes": {str(s): int(c) for s, c in zip(*np.unique(sizes, return_counts=True))}},
+            privacy={"l_diversity": int(sizes.min()), "max_posterior": float(1 / sizes.min())},
+            rows_out=data.n,
+        )
+
+    def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
+        cache = release.state.setdefault("_records", {})
+        if "anatomy" not in cache:
+            qit, st = release.tables["qit"], release.tables["st"]
+            qi = release.source["qi"]
+            sa = release.source["sensitive"]
+            cache["anatomy"] = bucket_records(
+                [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["gid"],
+                st.columns["gid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
+        return select(cache["anatomy"].counts(batch), batch.sa)
+
+
+MECHANISMS = [Anatomy()]

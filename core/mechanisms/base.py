@@ -1,0 +1,166 @@
+"""The mechanism protocol shared by all eleven mechanisms.
+
+A mechanism declares its parameters once (:class:`core.params.Param`) and
+implements three things:
+
+* ``check(data, values)``: raise :class:`core.errors.NotEligible` with a
+  one-sentence reason (and a suggestion) when the table cannot be sanitized
+  with these parameters;
+* ``sanitize(data, values, rng) -> Published``: the published tables,
+  metadata, privacy checks and the estimator's state;
+* ``estimate(release, batch, rng) -> ndarray``: estimated answers of a
+  :class:`core.counting.QueryBatch` from the release.
+
+Optional hooks: ``check_params`` (rules across parameters, e.g.
+rho1 < rho2), ``derived`` (values computed from the parameters and the
+table, shown live and recorded in the manifest, e.g. p = 1/gamma).
+:func:`core.mechanisms.sanitize` runs the protocol and adds provenance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import params as _params
+from ..counting import QueryBatch, Records, select
+from ..errors import NotEligible
+from ..release import Published, Release
+from ..table import Dataset
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """Whether a table can be sanitized with given parameters, and why not."""
+
+    ok: bool
+    message: str = ""
+    suggestion: Mapping[str, Any] | None = None
+
+
+class Mechanism:
+    """Base class; subclasses set the class attributes and implement the methods."""
+
+    name: str = ""
+    title: str = ""
+    paper: str = ""
+    summary: str = ""  # plain-language paragraph for the pages
+    order: int = 100
+    params: tuple[_params.Param, ...] = ()
+    #: the parameter swept on the Query error page, and its default sweep
+    main_param: str | None = None
+    sweep: tuple = ()
+    #: "table" (one published table), "tables" (several), or "answers" (interactive)
+    publishes: str = "table"
+
+    # ---------------------------------------------------------- parameters
+    def param(self, name: str) -> _params.Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def resolve(self, raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults filled in, every value validated, cross-rules checked."""
+        values = _params.resolve(self.params, raw, self.name)
+        self.check_params(values)
+        return values
+
+    def check_params(self, values: dict[str, Any]) -> None:
+        """Rules across parameters; raise ParameterError."""
+
+    def derived(self, data: Dataset, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Values computed from the parameters and the table (shown live)."""
+        return {}
+
+    # ---------------------------------------------------------- protocol
+    def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
+        """Raise NotEligible when the table cannot be sanitized with ``values``."""
+
+    def eligibility(self, data: Dataset, raw: Mapping[str, Any] | None = None) -> Eligibility:
+        try:
+            self.check(data, self.resolve(raw))
+        except NotEligible as exc:
+            return Eligibility(False, str(exc), exc.suggestion)
+        return Eligibility(True)
+
+    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+        raise NotImplementedError
+
+    def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<mechanism {self.name}>"
+
+
+# ----------------------------------------------------------- shared helpers
+def published_records(release: Release, table: str = "release") -> Records:
+    """The published table's QI and SA codes as :class:`Records` (cached on the release)."""
+    cache = release.state.setdefault("_records", {}) if isinstance(release.state, dict) else {}
+    if table in cache:
+        return cache[table]
+    t = release.tables[table]
+    qi = release.source["qi"]
+    sa = release.source["sensitive"]
+    records = Records([t.columns[c] for c in qi], [len(t.labels[c]) for c in qi], t.columns[sa], len(t.labels[sa]))
+    cache[table] = records
+    return records
+
+
+def observed(release: Release, batch: QueryBatch, table: str = "release") -> tuple[np.ndarray, np.ndarray]:
+    """(observed count of the selected SA values, size of the predicate's set) in the published table."""
+    counts = published_records(release, table).counts(batch)
+    return select(counts, batch.sa), counts.sum(axis=1)
+
+
+def shuffled(rng: np.random.Generator, n: int) -> np.ndarray:
+    """A random row order: published rows never reveal the input order."""
+    return rng.permutation(n)
+
+
+def qi_table(data: Dataset, order: np.ndarray, sa_codes: np.ndarray | None = None,
+             sa_labels: np.ndarray | None = None) -> "CodedTable":
+    """The QI columns (and optionally an SA column) of ``data`` in row order ``order``."""
+    from ..release import CodedTable
+
+    columns = {c: data.qi_codes[j][order] for j, c in enumerate(data.qi)}
+    labels: dict[str, np.ndarray | None] = {c: data.qi_labels[j] for j, c in enumerate(data.qi)}
+    if sa_codes is not None:
+        columns[data.sa] = sa_codes[order]
+        labels[data.sa] = data.sa_labels if sa_labels is None else sa_labels
+    return CodedTable(columns=columns, labels=labels)
+
+
+def most_frequent(data: Dataset) -> tuple[str, int]:
+    """Label and count of the most frequent SA value."""
+    i = int(np.argmax(data.sa_counts))
+    return str(data.sa_labels[i]), int(data.sa_counts[i])
+
+
+def bucket_records(qi_codes, domains, record_group: np.ndarray, st_group: np.ndarray,
+                   st_sa: np.ndarray, st_count: np.ndarray, m: int) -> Records:
+    """Records for Anatomy-style estimation from a QIT and an ST.
+
+    Each QIT record of group g stands for every SA value x listed in g's ST,
+    with weight ``c(g, x) / |g|``; counting these weighted records gives
+    ``est = sum_g c(g, C) c(g, x) / |g|`` (seed 002 appendix 10.10, MECHANISMS.md
+    section 6) for any QI predicate C through the same :class:`Records`
+    machinery as every other estimator.
+    """
+    st_group = np.asarray(st_group, dtype=np.int64)
+    order = np.argsort(st_group, kind="stable")
+    st_group, st_sa, st_count = st_group[order], np.asarray(st_sa)[order], np.asarray(st_count, float)[order]
+    n_groups = int(max(st_group.max(initial=-1), np.max(record_group, initial=-1)) + 1)
+    start = np.searchsorted(st_group, np.arange(n_groups))
+    stop = np.searchsorted(st_group, np.arange(n_groups), side="right")
+    size = np.bincount(st_group, weights=st_count, minlength=n_groups)
+    entries = (stop - start)[record_group]
+    rows = np.repeat(np.arange(len(record_group)), entries)
+    # position of each expanded row inside its group's ST entries
+    offset = np.arange(len(rows)) - np.repeat(np.cumsum(entries) - entries, entries)
+    st_row = start[record_group][rows] + offset
+    weights = st_count[st_row] / size[record_group][rows]
+    return Records([np.asarray(c)[rows] for c in qi_codes], domains, st_sa[st_row], m, weights=weights)

@@ -1,0 +1,231 @@
+"""What a mechanism publishes: tables, metadata, privacy checks and a manifest.
+
+A :class:`Release` is the result of ``sanitize``: the published tables
+(kept as integer codes plus labels, decoded only for preview and export),
+the metadata published beside them (SPLU's gamma, SDR's sub-tables ...),
+the privacy checks, and everything needed to reproduce it.  The manifest
+(:meth:`Release.manifest`) is JSON; re-running the command in its
+``reproduce`` field gives the same release.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .errors import DataError
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True, eq=False)
+class CodedTable:
+    """A published table as columns of codes (with labels) or plain values.
+
+    ``labels[col]`` is the label array that ``columns[col]`` indexes, or
+    ``None`` when the column holds plain values (group ids, counts).
+    """
+
+    columns: Mapping[str, np.ndarray]
+    labels: Mapping[str, np.ndarray | None] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values()))) if self.columns else 0
+
+    def to_frame(self, limit: int | None = None) -> pd.DataFrame:
+        out = {}
+        for name, col in self.columns.items():
+            col = col if limit is None else col[:limit]
+            lab = self.labels.get(name)
+            out[name] = col if lab is None else lab[col]
+        return pd.DataFrame(out)
+
+
+@dataclass(frozen=True, eq=False)
+class Published:
+    """What a mechanism's ``sanitize`` returns; the framework adds provenance."""
+
+    tables: Mapping[str, CodedTable]
+    published: Mapping[str, Any] = field(default_factory=dict)
+    privacy: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    state: Mapping[str, Any] = field(default_factory=dict)
+    rows_out: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A sanitized release with its provenance.
+
+    ``state`` holds what the mechanism's estimator needs, derived from the
+    published data only (never from the original table), except for
+    interactive mechanisms (Laplace) whose curator answers queries.
+    """
+
+    mechanism: str
+    title: str
+    params: Mapping[str, Any]
+    seed: int
+    source: Mapping[str, Any]
+    tables: Mapping[str, CodedTable]
+    published: Mapping[str, Any]
+    privacy: Mapping[str, Any]
+    notes: tuple[str, ...]
+    state: Mapping[str, Any]
+    rows_out: int
+
+    @property
+    def main_table(self) -> CodedTable | None:
+        return next(iter(self.tables.values()), None)
+
+    def reproduce_command(self) -> str:
+        args = ["python", "-m", "core", "sanitize", str(self.source["name"]),
+                "--sensitive", str(self.source["sensitive"])]
+        if self.source.get("qi"):
+            args += ["--qi", *map(str, self.source["qi"])]
+        args += ["--mechanism", self.mechanism]
+        for key, value in self.source.get("raw_params", {}).items():
+            if value is not None:
+                args += ["--param", f"{key}={value}"]
+        args += ["--seed", str(self.seed), "--out", "release" + (".csv" if len(self.tables) == 1 else "")]
+        return " ".join(shlex.quote(a) for a in args)
+
+    def manifest(self) -> dict[str, Any]:
+        """JSON-ready description that lets anyone reproduce this release."""
+        return jsonable({
+            "workbench": {"name": "privacy-utility workbench", "version": __version__},
+            "mechanism": self.mechanism,
+            "mechanism_title": self.title,
+            "params": dict(self.params),
+            "seed": self.seed,
+            "input": {
+                "name": self.source["name"],
+                "content_hash": self.source["content_hash"],
+                "sensitive": self.source["sensitive"],
+                "qi": list(self.source["qi"]),
+                "rows": self.source["rows"],
+                "rows_dropped_missing": self.source.get("rows_dropped", 0),
+            },
+            "output": {
+                "rows": self.rows_out,
+                "tables": {name: {"rows": len(t), "columns": list(t.columns)} for name, t in self.tables.items()},
+            },
+            "published": dict(self.published),
+            "privacy": dict(self.privacy),
+            "notes": list(self.notes),
+            "reproduce": self.reproduce_command(),
+        })
+
+
+def jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays and tuples so ``json.dumps`` accepts them."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        v = float(value)
+        return v if np.isfinite(v) else None
+    return value
+
+
+# ------------------------------------------------------------------ export
+def neutralise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Prefix text cells that a spreadsheet would run as a formula with a quote.
+
+    Cells of text columns starting with ``= + - @``, tab or carriage return
+    get a leading ``'`` (OWASP's advice on CSV injection); numeric columns
+    are left alone, so negative numbers stay numbers.
+    """
+    out = frame.copy()
+    for col in out.columns:
+        s = out[col]
+        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        text = s.astype("string")
+        risky = text.str.startswith(_FORMULA_START, na=False)
+        if risky.any():
+            out[col] = text.mask(risky, "'" + text)
+    safe_names = ["'" + c if str(c).startswith(_FORMULA_START) else c for c in out.columns]
+    out.columns = safe_names
+    return out
+
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    return neutralise(frame).to_csv(index=False).encode("utf-8")
+
+
+def parquet_bytes(frame: pd.DataFrame) -> bytes:
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+def manifest_bytes(release: Release) -> bytes:
+    return (json.dumps(release.manifest(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
+    """All published tables (one file each) and the manifest in one zip."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, table in release.tables.items():
+            frame = table.to_frame()
+            if fmt == "parquet":
+                zf.writestr(f"{name}.parquet", parquet_bytes(frame))
+            else:
+                zf.writestr(f"{name}.csv", csv_bytes(frame))
+        zf.writestr("manifest.json", manifest_bytes(release))
+    return buf.getvalue()
+
+
+def write(release: Release, out: str | Path, manifest: str | Path | None = None) -> list[Path]:
+    """Write the release to ``out`` (CSV or Parquet by extension; a folder for several tables).
+
+    The manifest goes to ``manifest`` or, by default, beside the output as
+    ``<name>.manifest.json``.  Returns the paths written.  Refuses to write
+    into a path that exists as the wrong kind (a file where a folder is
+    needed and vice versa) rather than overwriting something unexpected.
+    """
+    out = Path(out)
+    written: list[Path] = []
+    if not out.parent.exists():
+        raise DataError(f"The folder '{out.parent}' does not exist; create it or choose another --out.")
+    if len(release.tables) == 1 and out.suffix.lower() in {".csv", ".parquet", ".pq"}:
+        if out.is_dir():
+            raise DataError(f"'{out}' is a folder; give a file name ending in .csv or .parquet.")
+        frame = release.main_table.to_frame()
+        out.write_bytes(parquet_bytes(frame) if out.suffix.lower() != ".csv" else csv_bytes(frame))
+        written.append(out)
+        default_manifest = out.with_name(out.stem + ".manifest.json")
+    else:
+        if out.suffix.lower() in {".csv", ".parquet", ".pq"} or out.is_file():
+            names = ", ".join(release.tables)
+            raise DataError(
+                f"{release.title} publishes several tables ({names}); give --out a folder name, not a file."
+            )
+        out.mkdir(exist_ok=True)
+        for name, table in release.tables.items():
+            path = out / f"{name}.csv"
+            path.write_bytes(csv_bytes(table.to_frame()))
+            written.append(path)
+        default_manifest = out / "manifest.json"
+    man = Path(manifest) if manifest else default_manifest
+    man.write_bytes(manifest_bytes(release))
+    written.append(man)
+    return written

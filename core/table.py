@@ -1,0 +1,423 @@
+"""Loading and validating tables; the encoded :class:`Dataset` every mechanism works on.
+
+A :class:`Table` is what was loaded (a DataFrame, its name and a content
+hash).  A :class:`Dataset` binds a table to a choice of sensitive attribute
+(SA) and quasi-identifiers (QI, the papers' NSA) and encodes each chosen
+column once into integer codes, keeping the labels for display and export.
+
+Every problem a user can cause raises :class:`core.errors.DataError` with a
+single sentence saying what to do.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import warnings
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import DataError
+
+#: refuse tables larger than this (rows); override with WORKBENCH_MAX_ROWS
+MAX_ROWS = int(os.environ.get("WORKBENCH_MAX_ROWS", "5000000"))
+#: refuse files larger than this (bytes); override with WORKBENCH_MAX_BYTES
+MAX_BYTES = int(os.environ.get("WORKBENCH_MAX_BYTES", str(500 * 2**20)))
+
+_PARQUET_MAGIC = b"PAR1"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A loaded table: the frame (original labels), a display name and a content hash.
+
+    The hash covers column names and cell values (not the file format), so
+    the same data loaded from CSV or Parquet shares cached results.
+    """
+
+    frame: pd.DataFrame
+    name: str
+    content_hash: str
+
+    @property
+    def columns(self) -> list[str]:
+        return [str(c) for c in self.frame.columns]
+
+    def __len__(self) -> int:
+        return len(self.frame)
+
+
+def content_hash(frame: pd.DataFrame) -> str:
+    """SHA-256 of the column names and values (first 16 hex digits)."""
+    h = hashlib.sha256()
+    h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
+    h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def make_table(frame: pd.DataFrame, name: str) -> Table:
+    """Validate a frame's shape and wrap it as a :class:`Table`."""
+    frame = _check_frame(frame, name)
+    return Table(frame=frame, name=name, content_hash=content_hash(frame))
+
+
+def load_table(source: str | os.PathLike | bytes, filename: str | None = None) -> Table:
+    """Load a bundled sample by name, a file path, or uploaded bytes.
+
+    Parameters
+    ----------
+    source : str, path or bytes
+        ``"adult"``, ``"census:300000"`` ... (see :mod:`core.samples`), a
+        path to a CSV, TSV or Parquet file, or the raw bytes of one.
+    filename : str, optional
+        Name of uploaded bytes; its extension hints at the format.
+    """
+    from . import samples
+
+    if isinstance(source, str) and samples.is_sample(source):
+        frame, sample = samples.load_sample(source)
+        return make_table(frame, source)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        name = filename or "upload"
+    else:
+        path = Path(source)
+        name = path.name
+        if not path.exists():
+            hint = ""
+            if isinstance(source, str) and ":" in source or str(source) in {"census", "hospital"}:
+                hint = " or a sample name"
+            raise DataError(
+                f"There is no file at '{source}'; give a CSV, TSV or Parquet file{hint} "
+                f"(samples: {', '.join(s.name for s in samples.list_samples())})."
+            )
+        if path.is_dir():
+            raise DataError(f"'{source}' is a folder; give a CSV, TSV or Parquet file.")
+        if path.stat().st_size > MAX_BYTES:
+            raise DataError(
+                f"'{name}' is {path.stat().st_size / 2**20:.0f} MB, above the limit of "
+                f"{MAX_BYTES / 2**20:.0f} MB; sample it down first."
+            )
+        data = path.read_bytes()
+    frame = read_bytes(data, name)
+    return make_table(frame, name)
+
+
+def read_bytes(data: bytes, name: str = "upload") -> pd.DataFrame:
+    """Parse CSV, TSV, Parquet or Excel bytes into a DataFrame (strings or numbers)."""
+    if len(data) > MAX_BYTES:
+        raise DataError(
+            f"'{name}' is {len(data) / 2**20:.0f} MB, above the limit of "
+            f"{MAX_BYTES / 2**20:.0f} MB; sample it down first."
+        )
+    if not data.strip():
+        raise DataError(f"'{name}' is empty; choose a file with a header row and data rows.")
+    lower = name.lower()
+    if data[:4] == _PARQUET_MAGIC or lower.endswith((".parquet", ".pq")):
+        try:
+            frame = pd.read_parquet(io.BytesIO(data))
+        except Exception:
+            raise DataError(f"'{name}' is not a readable Parquet file; export it again or use CSV.") from None
+        return _normalise(frame)
+    if data[:4] == _ZIP_MAGIC or lower.endswith((".xlsx", ".xls")):
+        try:
+            frame = pd.read_excel(io.BytesIO(data))
+        except ImportError:
+            raise DataError(f"'{name}' is an Excel file; save it as CSV (UTF-8) and load that.") from None
+        except Exception:
+            raise DataError(f"'{name}' is not a readable Excel file; save it as CSV (UTF-8) and load that.") from None
+        return _normalise(frame)
+    if b"\x00" in data[:65536]:
+        raise DataError(
+            f"'{name}' is not a text table (it contains binary data); choose a CSV, TSV or Parquet file."
+        )
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"'{name}' is not UTF-8 text (byte 0x{data[exc.start]:02x} at position {exc.start}); "
+            "save it as CSV with UTF-8 encoding."
+        ) from None
+    sep = _sniff_delimiter(text, lower)
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    names = [h.strip() for h in header]
+    dupes = sorted({h for h in names if h and names.count(h) > 1})
+    if dupes:
+        raise DataError(f"'{name}' has two columns named '{dupes[0]}'; give every column its own name.")
+    try:
+        with warnings.catch_warnings():
+            # a row longer than the header would silently lose cells
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(
+                io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
+                index_col=False,
+            )
+    except pd.errors.EmptyDataError:
+        raise DataError(f"'{name}' is empty; choose a file with a header row and data rows.") from None
+    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
+        line = _parser_line(str(exc))
+        raise DataError(
+            f"'{name}' has rows with more fields than the header{line}; "
+            "check the delimiter and quoting."
+        ) from None
+    return _normalise(frame)
+
+
+def _parser_line(message: str) -> str:
+    import re
+
+    match = re.search(r"line (\d+)", message)
+    return f" (line {match.group(1)})" if match else ""
+
+
+def _sniff_delimiter(text: str, lower_name: str) -> str:
+    if lower_name.endswith((".tsv", ".tab")):
+        return "\t"
+    head = "\n".join(text.splitlines()[:50])
+    try:
+        return csv.Sniffer().sniff(head, delimiters=",\t;|").delimiter
+    except csv.Error:
+        first = text.splitlines()[0] if text.splitlines() else ""
+        counts = {d: first.count(d) for d in ",\t;|"}
+        best = max(counts, key=counts.get)
+        return best if counts[best] else ","
+
+
+def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Strip names and cells, turn blanks and '?' into missing, numbers into numbers."""
+    frame = frame.copy()
+    frame.columns = [str(c).strip() for c in frame.columns]
+    for col in frame.columns:
+        s = frame[col]
+        if s.dtype == object or pd.api.types.is_string_dtype(s):
+            s = s.astype("string").str.strip()
+            s = s.mask(s.isin(["", "?", "NA", "N/A", "NaN", "nan", "null", "NULL"]))
+            numeric = pd.to_numeric(s, errors="coerce")
+            if s.notna().any() and numeric.notna().sum() == s.notna().sum():
+                if (numeric.dropna() % 1 == 0).all():
+                    s = numeric.astype("Int64")
+                else:
+                    s = numeric.astype("Float64")
+            frame[col] = s
+    return frame
+
+
+def _check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    if frame.shape[1] == 0:
+        raise DataError(f"'{name}' has no columns; choose a file with a header row and data rows.")
+    if len(frame) == 0:
+        raise DataError(f"'{name}' has a header but no data rows; add rows or choose another file.")
+    if frame.shape[1] == 1:
+        raise DataError(
+            f"'{name}' has only one column ('{frame.columns[0]}'); a table needs a sensitive column "
+            "and at least one other (check that the delimiter is a comma, semicolon or tab)."
+        )
+    if len(frame) > MAX_ROWS:
+        raise DataError(
+            f"'{name}' has {len(frame):,} rows, above the limit of {MAX_ROWS:,}; sample it down first."
+        )
+    names = [str(c) for c in frame.columns]
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise DataError(f"'{name}' has two columns named '{dupes[0]}'; give every column its own name.")
+    if any(not c or c.startswith("Unnamed:") for c in names):
+        raise DataError(f"'{name}' has a column without a name; give every column a header.")
+    return frame
+
+
+# ---------------------------------------------------------------- encoding
+@dataclass(frozen=True, eq=False)
+class Column:
+    """One encoded column: integer codes and the labels they index."""
+
+    name: str
+    codes: np.ndarray  # int32, one per row
+    labels: np.ndarray  # distinct values, sorted (numerically when numeric)
+    numeric: bool
+
+    @property
+    def size(self) -> int:
+        return len(self.labels)
+
+
+def encode(series: pd.Series, name: str | None = None) -> Column:
+    """Encode a column without missing values into sorted integer codes."""
+    numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    values = series.to_numpy(dtype=float if numeric else object)
+    codes, labels = pd.factorize(values, sort=True)
+    if numeric:
+        labels = np.asarray(labels, dtype=float)
+        if np.all(labels == np.round(labels)):
+            labels = labels.astype(np.int64)
+    else:
+        labels = np.asarray([str(v) for v in labels], dtype=object)
+    return Column(name=name or str(series.name), codes=codes.astype(np.int32), labels=labels, numeric=numeric)
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A table bound to one sensitive attribute and its QI columns, encoded.
+
+    ``sa_codes`` index ``sa_labels``; ``qi_codes[j]`` index ``qi_labels[j]``.
+    Rows with a missing value in a chosen column are left out and counted in
+    ``rows_dropped``.
+    """
+
+    name: str
+    content_hash: str
+    sa: str
+    qi: tuple[str, ...]
+    sa_codes: np.ndarray
+    sa_labels: np.ndarray
+    qi_codes: tuple[np.ndarray, ...]
+    qi_labels: tuple[np.ndarray, ...]
+    qi_numeric: tuple[bool, ...]
+    rows_dropped: int = 0
+    table: Table | None = field(default=None, repr=False)
+    row_index: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.sa_codes)
+
+    @property
+    def m(self) -> int:
+        return len(self.sa_labels)
+
+    @property
+    def domains(self) -> tuple[int, ...]:
+        return tuple(len(lab) for lab in self.qi_labels)
+
+    @property
+    def key(self) -> str:
+        """Identifies (content, SA, QIs) for caching."""
+        return f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+
+    @cached_property
+    def sa_counts(self) -> np.ndarray:
+        return np.bincount(self.sa_codes, minlength=self.m)
+
+    def qi_index(self, column: str) -> int:
+        return self.qi.index(column)
+
+    def column(self, name: str) -> Column:
+        """Encode another column of the same rows (e.g. a second SA)."""
+        if self.table is None or name not in self.table.frame.columns:
+            raise DataError(f"There is no column '{name}' in {self.name}.")
+        series = self.table.frame[name]
+        if self.row_index is not None:
+            series = series.iloc[self.row_index]
+        if series.isna().any():
+            raise DataError(f"Column '{name}' has missing values in the chosen rows; choose another column.")
+        return encode(series, name)
+
+    def frame(self) -> pd.DataFrame:
+        """The chosen columns with their original labels (QIs first, SA last)."""
+        data = {c: self.qi_labels[j][self.qi_codes[j]] for j, c in enumerate(self.qi)}
+        data[self.sa] = self.sa_labels[self.sa_codes]
+        return pd.DataFrame(data)
+
+
+def default_columns(table: Table) -> tuple[str, tuple[str, ...]]:
+    """A sensible (SA, QIs) choice: the sample's defaults, else the last categorical column."""
+    from . import samples
+
+    if samples.is_sample(table.name):
+        base = table.name.split(":", 1)[0]
+        sample = next(s for s in samples.list_samples() if s.name == base)
+        if sample.sa in table.frame.columns:
+            qi = tuple(c for c in sample.qi if c in table.frame.columns)
+            return sample.sa, qi
+    frame = table.frame
+    n = len(frame)
+    candidates = []
+    for col in frame.columns:
+        k = frame[col].nunique(dropna=True)
+        if 2 <= k <= max(2, min(2000, n // 2)):
+            candidates.append(col)
+    cats = [c for c in candidates if not pd.api.types.is_numeric_dtype(frame[c])]
+    sa = (cats or candidates or list(frame.columns))[-1]
+    qi = tuple(c for c in candidates if c != sa)[:8]
+    if not qi:
+        qi = tuple(c for c in frame.columns if c != sa)[:8]
+    return str(sa), tuple(map(str, qi))
+
+
+def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -> Dataset:
+    """Choose the SA and QI columns of ``table`` and encode them.
+
+    Raises DataError for an unknown column, an SA with a single value or with
+    a different value in every row (an identifier), or nothing left after
+    dropping rows with missing values.
+    """
+    frame = table.frame
+    columns = [str(c) for c in frame.columns]
+    if sa is None or qi is None:
+        d_sa, d_qi = default_columns(table)
+        sa = d_sa if sa is None else sa
+        qi = d_qi if qi is None else qi
+    _known(sa, columns, table.name)
+    qi = tuple(dict.fromkeys(qi))
+    for c in qi:
+        _known(c, columns, table.name)
+    if sa in qi:
+        raise DataError(f"'{sa}' is the sensitive attribute; it cannot also be a QI column.")
+    if not qi:
+        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    chosen = frame[[*qi, sa]]
+    keep = chosen.notna().all(axis=1).to_numpy()
+    dropped = int((~keep).sum())
+    if dropped == len(frame):
+        raise DataError(
+            f"Every row has a missing value in the chosen columns ({', '.join([*qi, sa])}); choose other columns."
+        )
+    row_index = np.flatnonzero(keep) if dropped else None
+    if dropped:
+        chosen = chosen.loc[keep]
+    sa_col = encode(chosen[sa], sa)
+    if sa_col.size < 2:
+        raise DataError(
+            f"The sensitive attribute '{sa}' has a single value ('{sa_col.labels[0]}'); "
+            "there is nothing to protect; choose another column."
+        )
+    n = len(chosen)
+    if n >= 20 and sa_col.size == n:
+        raise DataError(
+            f"'{sa}' has a different value in every row, so it looks like an identifier, "
+            "not a sensitive attribute; choose another column."
+        )
+    qis = [encode(chosen[c], c) for c in qi]
+    return Dataset(
+        name=table.name,
+        content_hash=table.content_hash,
+        sa=sa,
+        qi=tuple(qi),
+        sa_codes=sa_col.codes,
+        sa_labels=sa_col.labels,
+        qi_codes=tuple(c.codes for c in qis),
+        qi_labels=tuple(c.labels for c in qis),
+        qi_numeric=tuple(c.numeric for c in qis),
+        rows_dropped=dropped,
+        table=table,
+        row_index=row_index,
+    )
+
+
+def _known(column: str, columns: list[str], name: str) -> None:
+    if column not in columns:
+        shown = ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
+        raise DataError(f"There is no column '{column}' in {name}; the columns are: {shown}.")
+
+
+def load_dataset(source: str | os.PathLike | bytes, sa: str | None = None,
+                 qi: Sequence[str] | None = None, filename: str | None = None) -> Dataset:
+    """Load and bind in one step (CLI and tests)."""
+    return bind(load_table(source, filename), sa, qi)

@@ -1,0 +1,277 @@
+"""Count-query workloads of the papers, with their true answers.
+
+* :func:`seed000` (Fu et al., seed 000 section 6, after Anatomy's appendix):
+  ``A_1 = v_1 AND ... AND A_d = v_d AND SA = s`` with d uniform in
+  1..3, distinct attributes and uniformly chosen values.  A *small* pool has
+  true counts 1..10; a *large* pool is split into selectivity bands
+  [0.5%, 1%), [1%, 2%), ..., [4%, 5%) and >= 5%.
+* :func:`seed002` (Chaytor & Wang, seed 002 appendix 10.9): 200 random
+  conditions on 1..3 attributes, each crossed with every SA value; results
+  are reported for the queries passing a selectivity threshold
+  (0.1%, 0.5%, 1%).
+
+Other issues add generators here (seed 003's OR predicates, seed 004's
+GROUP BY workload) as functions returning a :class:`Workload`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Sequence
+
+import numpy as np
+
+from .counting import QueryBatch, Records
+from .errors import ParameterError
+from .table import Dataset
+
+SMALL_MAX = 10
+LARGE_EDGES = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A group of queries reported together.
+
+    ``unit`` is ``"count"`` (``lo``/``hi`` are true counts, inclusive) or
+    ``"selectivity"`` (``lo`` inclusive, ``hi`` exclusive, as fractions of
+    the table; ``hi=None`` means no upper end).
+    """
+
+    name: str
+    unit: str
+    lo: float
+    hi: float | None
+
+    def contains(self, true: np.ndarray, n: int) -> np.ndarray:
+        if self.unit == "count":
+            hi = np.inf if self.hi is None else self.hi
+            return (true >= self.lo) & (true <= hi)
+        sel = true / n
+        hi = np.inf if self.hi is None else self.hi
+        return (sel >= self.lo - 1e-12) & (sel < hi - 1e-12) & (true > 0)
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """A list of count queries (in batches by attribute subset) and their true answers.
+
+    ``true`` and ``membership`` follow the order of the batches'
+    concatenation; ``membership[b, i]`` says whether query ``i`` belongs to
+    band ``b`` (bands may overlap, e.g. selectivity thresholds).
+    """
+
+    kind: str
+    seed: int
+    n_records: int
+    batches: tuple[QueryBatch, ...]
+    true: np.ndarray
+    bands: tuple[Band, ...]
+    membership: np.ndarray
+    settings: dict
+
+    def __len__(self) -> int:
+        return len(self.true)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        return np.cumsum([0] + [len(b) for b in self.batches])
+
+    def locate(self, i: int) -> tuple[QueryBatch, int]:
+        b = int(np.searchsorted(self.offsets, i, side="right") - 1)
+        return self.batches[b], i - int(self.offsets[b])
+
+    def describe(self, data: Dataset, i: int) -> str:
+        """The query as text: ``age = 37 AND sex = Female AND occupation = Sales``."""
+        batch, r = self.locate(i)
+        parts = []
+        for j, a in enumerate(batch.attrs):
+            labels = data.qi_labels[a]
+            if batch.values is not None:
+                parts.append(f"{data.qi[a]} = {labels[batch.values[r, j]]}")
+            else:
+                chosen = labels[np.flatnonzero(batch.masks[j][r])]
+                parts.append(f"{data.qi[a]} IN ({', '.join(map(str, chosen[:6]))}{', ...' if len(chosen) > 6 else ''})")
+        sa_vals = data.sa_labels[np.flatnonzero(batch.sa[r])]
+        if len(sa_vals) == 1:
+            parts.append(f"{data.sa} = {sa_vals[0]}")
+        else:
+            parts.append(f"{data.sa} IN ({', '.join(map(str, sa_vals[:6]))}{', ...' if len(sa_vals) > 6 else ''})")
+        return " AND ".join(parts)
+
+    def band_of(self) -> np.ndarray:
+        """First band of each query (-1 if none), for colouring scatter plots."""
+        out = np.full(len(self), -1)
+        for b in range(len(self.bands) - 1, -1, -1):
+            out[self.membership[b]] = b
+        return out
+
+
+def data_records(data: Dataset) -> Records:
+    """The original table as :class:`Records` with the SA as target."""
+    return Records(data.qi_codes, data.domains, data.sa_codes, data.m)
+
+
+def true_answers(records: Records, batches: Sequence[QueryBatch]) -> np.ndarray:
+    from .counting import select
+
+    return np.concatenate([select(records.counts(b), b.sa) for b in batches]) if batches else np.zeros(0)
+
+
+def _subset_probabilities(k: int, max_attrs: int) -> list[tuple[tuple[int, ...], float]]:
+    """Every attribute subset with its probability under 'd uniform, then d distinct attributes'."""
+    top = min(max_attrs, k)
+    out = []
+    for d in range(1, top + 1):
+        n_sub = math.comb(k, d)
+        for subset in combinations(range(k), d):
+            out.append((subset, 1.0 / top / n_sub))
+    return out
+
+
+def _check_common(data: Dataset, max_attrs: int) -> None:
+    if max_attrs < 1:
+        raise ParameterError(f"The 'max_attrs' setting must be at least 1. Got {max_attrs}.")
+    if not data.qi:
+        raise ParameterError("The workload needs at least one QI column.")
+
+
+def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 0,
+            records: Records | None = None) -> Workload:
+    """Seed 000's query pools: small counts (1..10) and large-count selectivity bands.
+
+    Half of ``queries`` form the small pool, the other half the large pool
+    split evenly over the six selectivity bands (our choice: the paper draws
+    one large pool over [0.5%, 5%) and reports by band; stratifying keeps
+    every band's mean on an equal number of queries).  Within a band, each
+    query is drawn with the probability it has under the paper's generator
+    (d uniform in 1..max_attrs, distinct attributes, uniform values, uniform
+    SA value) conditioned on landing in the band: a weighted sample without
+    replacement (Efraimidis-Spirakis keys) over every query that lands there.
+    A band with fewer candidates than its share keeps all of them.
+    """
+    if queries < 2:
+        raise ParameterError(f"The 'queries' setting must be at least 2. Got {queries}.")
+    _check_common(data, max_attrs)
+    rng = np.random.default_rng(seed)
+    records = records or data_records(data)
+    n = data.n
+    bands = [Band(f"small counts ({1}-{SMALL_MAX})", "count", 1, SMALL_MAX)]
+    edges = list(LARGE_EDGES)
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        bands.append(Band(f"[{lo:.1%}, {hi:.0%})".replace(".0%", "%"), "selectivity", lo, hi))
+    bands.append(Band(f">= {edges[-1]:.0%}", "selectivity", edges[-1], None))
+    n_small = queries // 2
+    n_large = queries - n_small
+    share = [n_small] + _split(n_large, len(bands) - 1)
+
+    # running best candidates per band: (log key, subset id, values row, sa)
+    best: list[list[tuple[np.ndarray, ...]]] = [[] for _ in bands]
+    subsets = _subset_probabilities(len(data.qi), max_attrs)
+    for sid, (subset, prob) in enumerate(subsets):
+        idx = records.index(subset)
+        values, sa, count = idx.entries()
+        if len(count) == 0:
+            continue
+        cells = float(np.prod([data.domains[a] for a in subset])) * data.m
+        weight = prob / cells
+        for b, band in enumerate(bands):
+            inside = band.contains(count, n)
+            k = int(inside.sum())
+            if k == 0 or share[b] == 0:
+                continue
+            pos = np.flatnonzero(inside)
+            # Efraimidis-Spirakis: key = U^(1/w), compared on log scale
+            logkey = np.log(rng.random(k)) / weight
+            if k > share[b]:
+                top = np.argpartition(-logkey, share[b] - 1)[: share[b]]
+                pos, logkey = pos[top], logkey[top]
+            best[b].append((logkey, np.full(len(pos), sid), values[pos], sa[pos]))
+            best[b] = [_keep_top(best[b], share[b])]
+
+    batches, membership_rows = [], []
+    chosen_by_subset: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
+    for b, parts in enumerate(best):
+        if not parts:
+            continue
+        _, sids, vals, sas = parts[0]
+        for sid in np.unique(sids):
+            sel = sids == sid
+            chosen_by_subset.setdefault(int(sid), []).append((vals[sel], sas[sel], b))
+    for sid in sorted(chosen_by_subset):
+        subset = subsets[sid][0]
+        vals = np.concatenate([v for v, _, _ in chosen_by_subset[sid]])[:, : len(subset)]
+        sas = np.concatenate([s for _, s, _ in chosen_by_subset[sid]])
+        band_ids = np.concatenate([np.full(len(s), b) for _, s, b in chosen_by_subset[sid]])
+        sa_mask = np.zeros((len(sas), data.m), dtype=bool)
+        sa_mask[np.arange(len(sas)), sas] = True
+        batches.append(QueryBatch(attrs=subset, values=vals.astype(np.int64), sa=sa_mask))
+        membership_rows.append(band_ids)
+    band_ids = np.concatenate(membership_rows) if membership_rows else np.zeros(0, int)
+    membership = np.stack([band_ids == b for b in range(len(bands))]) if len(bands) else np.zeros((0, 0), bool)
+    true = true_answers(records, batches)
+    return Workload(kind="seed000", seed=seed, n_records=n, batches=tuple(batches), true=true,
+                    bands=tuple(bands), membership=membership,
+                    settings={"queries": queries, "max_attrs": max_attrs, "seed": seed})
+
+
+def _split(total: int, parts: int) -> list[int]:
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def _keep_top(parts: list[tuple[np.ndarray, ...]], k: int) -> tuple[np.ndarray, ...]:
+    logkey = np.concatenate([p[0] for p in parts])
+    sids = np.concatenate([p[1] for p in parts])
+    width = max(p[2].shape[1] for p in parts)
+    vals = np.concatenate([_pad(p[2], width) for p in parts])
+    sas = np.concatenate([p[3] for p in parts])
+    if len(logkey) > k:
+        top = np.argpartition(-logkey, k - 1)[:k]
+        logkey, sids, vals, sas = logkey[top], sids[top], vals[top], sas[top]
+    return logkey, sids, vals, sas
+
+
+def _pad(values: np.ndarray, width: int) -> np.ndarray:
+    if values.shape[1] == width:
+        return values
+    return np.concatenate([values, np.zeros((len(values), width - values.shape[1]), values.dtype)], axis=1)
+
+
+def seed002(data: Dataset, conditions: int = 200, max_attrs: int = 3, seed: int = 0,
+            thresholds: Sequence[float] = (0.001, 0.005, 0.01), records: Records | None = None) -> Workload:
+    """Seed 002's pool: random conditions on 1..3 attributes crossed with every SA value.
+
+    d is uniform in 1..max_attrs, the attributes are distinct and each value
+    is uniform over the attribute's domain (seed 002 appendix 10.9).  Bands
+    are the selectivity thresholds: a query belongs to every threshold it
+    passes, so the bands overlap (the paper reports "queries that pass a
+    selectivity s").
+    """
+    if conditions < 1:
+        raise ParameterError(f"The 'conditions' setting must be at least 1. Got {conditions}.")
+    _check_common(data, max_attrs)
+    rng = np.random.default_rng(seed)
+    records = records or data_records(data)
+    k = len(data.qi)
+    top = min(max_attrs, k)
+    groups: dict[tuple[int, ...], list[np.ndarray]] = {}
+    for _ in range(conditions):
+        d = int(rng.integers(1, top + 1))
+        attrs = tuple(sorted(rng.choice(k, size=d, replace=False).tolist()))
+        vals = np.array([rng.integers(0, data.domains[a]) for a in attrs])
+        groups.setdefault(attrs, []).append(vals)
+    batches = []
+    for attrs, rows in groups.items():
+        cond = np.repeat(np.stack(rows), data.m, axis=0)
+        sa = np.tile(np.eye(data.m, dtype=bool), (len(rows), 1))
+        batches.append(QueryBatch(attrs=attrs, values=cond.astype(np.int64), sa=sa))
+    true = true_answers(records, batches)
+    bands = tuple(Band(f"selectivity >= {t:.1%}".replace(".0%", "%"), "selectivity", t, None) for t in thresholds)
+    membership = np.stack([b.contains(true, data.n) for b in bands])
+    return Workload(kind="seed002", seed=seed, n_records=data.n, batches=tuple(batches), true=true,
+                    bands=bands, membership=membership,
+                    settings={"conditions": conditions, "max_attrs": max_attrs, "seed": seed,
+                              "thresholds": list(thresholds)})
