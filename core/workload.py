@@ -202,7 +202,7 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
             chosen_by_subset.setdefault(int(sid), []).append((vals[sel], sas[sel], b))
     for sid in sorted(chosen_by_subset):
         subset = subsets[sid][0]
-        vals = np.concatenate([v for v, _, _ in chosen_by_subset[sid]])[:, : len(subset)]
+        vals = np.concatenate([v[:, : len(subset)] for v, _, _ in chosen_by_subset[sid]])
         sas = np.concatenate([s for _, s, _ in chosen_by_subset[sid]])
         band_ids = np.concatenate([np.full(len(s), b) for _, s, b in chosen_by_subset[sid]])
         sa_mask = np.zeros((len(sas), data.m), dtype=bool)

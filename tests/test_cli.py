@@ -1,0 +1,143 @@
+"""The command line, end to end, in a subprocess as a user would run it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args, cwd=ROOT):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "core", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return proc
+
+
+def run_inprocess(*args, cwd=ROOT):
+    """Same as :func:`run` but in this process (fast); used for the bad-input matrix."""
+    import contextlib
+    import io
+
+    from core.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main([str(a) for a in args])
+    finally:
+        os.chdir(old)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def ok(*args, inprocess=True):
+    proc = (run_inprocess if inprocess else run)(*args)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_help_documents_every_mechanism_and_parameter():
+    from core.mechanisms import MECHANISMS
+
+    text = ok("--help", inprocess=False)
+    for mech in MECHANISMS.values():
+        assert mech.name in text
+        for p in mech.params:
+            assert p.name in text
+    assert "sanitize" in text and "evaluate" in text and "bound" in text
+
+
+def test_sanitize_writes_release_and_manifest_that_reproduces(tmp_path):
+    out = tmp_path / "r.csv"
+    info = json.loads(ok("sanitize", "toy-splu", "--sensitive", "disease", "--mechanism", "uniform",
+                         "--param", "p=0.5", "--seed", "3", "--out", out, "--json"))
+    man = info["manifest"]
+    assert man["seed"] == 3 and man["params"]["p"] == 0.5
+    first = pd.read_csv(out)
+    # the manifest's command reproduces the same release
+    cmd = man["reproduce"].split()
+    assert cmd[:4] == ["python", "-m", "core", "sanitize"]
+    out2 = tmp_path / "again.csv"
+    args = cmd[3:]
+    args[args.index("--out") + 1] = str(out2)
+    ok(*args, inprocess=False)
+    pd.testing.assert_frame_equal(first, pd.read_csv(out2))
+
+
+def test_evaluate_json_bands_contract():
+    res = json.loads(ok("evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform",
+                        "--param", "p=0.5", "--queries", "400", "--seed", "1", "--json"))
+    bands = res["bands"]
+    assert bands[0]["unit"] == "count" and bands[0]["lo"] == 1 and bands[0]["hi"] == 10
+    assert all(b["unit"] == "selectivity" for b in bands[1:])
+    for b in bands:
+        assert set(b) >= {"name", "unit", "lo", "hi", "queries", "mean_relative_error"}
+    assert bands[0]["queries"] == 200
+    assert bands[0]["mean_relative_error"] > bands[1]["mean_relative_error"]
+
+
+def test_one_bad_input_in_a_real_process(tmp_path):
+    proc = run("sanitize", "adult", "--sensitive", "nope", "--mechanism", "uniform", "--out", "o.csv", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_bound_json_has_x_and_series():
+    res = json.loads(ok("bound", "splu-privacy", "--param", "gamma=10", "--param", "eps=0.3", "--json"))
+    assert len(res["x"]) == len(res["series"]["privacy"]) > 0
+
+
+def test_list():
+    res = json.loads(ok("list", "--json"))
+    assert "adult" in res["samples"] and "uniform" in res["mechanisms"] and "retention" in res["bounds"]
+
+
+BAD = [
+    (["sanitize", "missing.csv", "--sensitive", "x", "--mechanism", "uniform", "--out", "o.csv"], "There is no file"),
+    (["sanitize", "adult", "--sensitive", "nope", "--mechanism", "uniform", "--out", "o.csv"], "no column 'nope'"),
+    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "nope", "--out", "o.csv"], "no mechanism named 'nope'"),
+    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--param", "p=2", "--out", "o.csv"],
+     "The 'p' parameter of uniform must be"),
+    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--param", "p=abc", "--out", "o.csv"],
+     "Got abc"),
+    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "anatomy", "--param", "l=12", "--out", "o"],
+     "largest feasible l is 7"),
+    (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--queries", "0"], "--queries"),
+    (["bound", "nope"], "no bound named 'nope'"),
+    (["bound", "retention", "--param", "rho1=0.5", "--param", "rho2=0.1"], "rho1"),
+    (["sanitize", "adult", "--mechanism", "uniform", "--out", "o.csv"], "--sensitive"),
+    (["frobnicate"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("args, fragment", BAD, ids=[b[1][:30] for b in BAD])
+def test_bad_input_one_line_no_traceback(args, fragment, tmp_path):
+    proc = run_inprocess(*args, cwd=tmp_path)
+    assert proc.returncode != 0
+    err = proc.stderr.strip()
+    assert fragment in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"", "is empty"),
+    (b"a,b,c\n", "header but no data rows"),
+    (b"a\n1\n2\n", "only one column"),
+    (b"\x00\xff\xfe junk \x00" * 50, "not a text table"),
+    ("x,y\n1,é\n".encode("latin-1"), "not UTF-8"),
+])
+def test_bad_files(content, fragment, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_bytes(content)
+    proc = run_inprocess("sanitize", path, "--sensitive", "a", "--mechanism", "uniform",
+                         "--out", tmp_path / "o.csv", cwd=tmp_path)
+    assert proc.returncode == 2 and fragment in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
