@@ -150,7 +150,10 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
     (d uniform in 1..max_attrs, distinct attributes, uniform values, uniform
     SA value) conditioned on landing in the band: a weighted sample without
     replacement (Efraimidis-Spirakis keys) over every query that lands there.
-    A band with fewer candidates than its share keeps all of them.
+    A band with fewer candidates than its share keeps all of them and the
+    shortfall goes to the other large-count bands that have candidates to
+    spare, then to the small pool, so the workload has ``queries`` queries
+    whenever the table has that many distinct ones.
     """
     if queries < 2:
         raise ParameterError(f"The 'queries' setting must be at least 2. Got {queries}.")
@@ -166,6 +169,7 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
     n_small = queries // 2
     n_large = queries - n_small
     share = [n_small] + _split(n_large, len(bands) - 1)
+    available = np.zeros(len(bands), dtype=np.int64)
 
     # running best candidates per band: (log key, subset id, values row, sa)
     best: list[list[tuple[np.ndarray, ...]]] = [[] for _ in bands]
@@ -180,16 +184,26 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
         for b, band in enumerate(bands):
             inside = band.contains(count, n)
             k = int(inside.sum())
-            if k == 0 or share[b] == 0:
+            available[b] += k
+            if k == 0:
                 continue
             pos = np.flatnonzero(inside)
-            # Efraimidis-Spirakis: key = U^(1/w), compared on log scale
+            # Efraimidis-Spirakis: key = U^(1/w), compared on log scale; the top
+            # k of a band's keys are a weighted sample without replacement of size k,
+            # and a prefix of them is one of any smaller size
             logkey = np.log(rng.random(k)) / weight
-            if k > share[b]:
-                top = np.argpartition(-logkey, share[b] - 1)[: share[b]]
+            if k > queries:
+                top = np.argpartition(-logkey, queries - 1)[:queries]
                 pos, logkey = pos[top], logkey[top]
             best[b].append((logkey, np.full(len(pos), sid), values[pos], sa[pos]))
-            best[b] = [_keep_top(best[b], share[b])]
+            best[b] = [_keep_top(best[b], queries)]
+
+    take = _allocate(share, available, queries)
+    for b, parts in enumerate(best):
+        if parts:
+            logkey, sids, vals, sas = parts[0]
+            top = np.argsort(-logkey, kind="stable")[: take[b]]
+            best[b] = [(logkey[top], sids[top], vals[top], sas[top])]
 
     batches, membership_rows = [], []
     chosen_by_subset: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] = {}
@@ -215,6 +229,24 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
     return Workload(kind="seed000", seed=seed, n_records=n, batches=tuple(batches), true=true,
                     bands=tuple(bands), membership=membership,
                     settings={"queries": queries, "max_attrs": max_attrs, "seed": seed})
+
+
+def _allocate(share: list[int], available: np.ndarray, total: int) -> list[int]:
+    """Queries per band: the share, capped by what exists; shortfalls go to large bands, then small."""
+    take = [min(s, int(a)) for s, a in zip(share, available)]
+    left = total - sum(take)
+    order = list(range(1, len(share))) + [0]
+    while left > 0:
+        spare = [b for b in order if take[b] < available[b]]
+        if not spare:
+            break
+        large = [b for b in spare if b != 0] or spare
+        for b in large:
+            if left == 0:
+                break
+            take[b] += 1
+            left -= 1
+    return take
 
 
 def _split(total: int, parts: int) -> list[int]:
