@@ -52,6 +52,17 @@ def _bound_help() -> str:
     return "\n".join(lines)
 
 
+def _workload_help() -> str:
+    from .workloads import WORKLOADS
+
+    lines = ["workloads (--workload KIND; --queries sets the size, --workload-param key=value the rest):"]
+    for w in WORKLOADS.values():
+        lines.append(f"  {w.name:<15}{w.title}  [{w.paper}]")
+        for p in w.params:
+            lines.append(f"      {p.name:<12}{p.describe()}, default {_fmt(p.default)}: {p.help}")
+    return "\n".join(lines)
+
+
 def _sample_help() -> str:
     from . import samples
 
@@ -69,7 +80,7 @@ def _fmt(value: Any) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    epilog = "\n\n".join([_sample_help(), _mechanism_help(), _bound_help()])
+    epilog = "\n\n".join([_sample_help(), _mechanism_help(), _workload_help(), _bound_help()])
     parser = _Parser(
         prog="python -m core",
         description="Privacy-utility workbench: sanitize a table, measure count-query error, "
@@ -99,12 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
 
     p = sub.add_parser("evaluate", help="mean relative error of a count-query workload, by band",
-                       epilog=_mechanism_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=_workload_help() + "\n\n" + _mechanism_help(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     data_args(p)
     p.add_argument("--queries", type=int, default=5000, metavar="N",
                    help="number of queries (seed000) or of conditions (seed002); default 5000")
-    p.add_argument("--workload", default="seed000", metavar="KIND", help="seed000 (default) or seed002")
-    p.add_argument("--max-attrs", type=int, default=3, metavar="D", help="largest number of QI attributes per query")
+    p.add_argument("--workload", default="seed000", metavar="KIND", help="query generator (see below); default seed000")
+    p.add_argument("--max-attrs", type=int, metavar="D", help="largest number of QI attributes per query (default 3)")
+    p.add_argument("--workload-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="another setting of the workload generator")
 
     p = sub.add_parser("bound", help="an analytical curve as x and named series",
                        epilog=_bound_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -159,20 +173,27 @@ def cmd_sanitize(args) -> dict[str, Any]:
 
 def cmd_evaluate(args) -> dict[str, Any]:
     from . import mechanisms
-    from .evaluate import WORKLOADS, evaluate, make_workload
+    from .evaluate import evaluate
     from .errors import ParameterError
+    from .params import parse_assignments
+    from .workloads import get as get_workload
 
     mech = mechanisms.get(args.mechanism)
     raw = _params(args)
     mech.resolve(raw)
-    if args.workload not in WORKLOADS:
-        raise ParameterError(f"There is no workload '{args.workload}'; choose one of: {', '.join(WORKLOADS)}.")
+    kind = get_workload(args.workload)
+    settings: dict[str, Any] = parse_assignments(args.workload_param)
     if args.queries < 1:
         raise ParameterError(f"--queries must be a positive number. Got {args.queries}.")
-    data = _dataset(args)
+    settings[kind.size_setting] = args.queries
+    if args.max_attrs is not None:
+        settings["max_attrs"] = args.max_attrs
     seed = args.seed if args.seed is not None else mechanisms.fresh_seed()
-    size_key = WORKLOADS[args.workload].size_setting
-    workload = make_workload(data, args.workload, **{size_key: args.queries}, max_attrs=args.max_attrs, seed=seed)
+    if any(p.name == "seed" for p in kind.params):
+        settings.setdefault("seed", seed)
+    kind.resolve(settings)  # setting errors before the (slower) load
+    data = _dataset(args)
+    workload = kind.make(data, settings)
     result = evaluate(data, mech.name, raw, workload, seed).to_json()
     if not args.json:
         lines = [f"{mech.title} on {data.name} ({data.n:,} rows), seed {seed}"]
@@ -202,13 +223,15 @@ def cmd_list(args) -> dict[str, Any]:
     from . import samples
     from .bounds import BOUNDS
     from .mechanisms import MECHANISMS
+    from .workloads import WORKLOADS
 
     out = {
         "samples": [s.name for s in samples.list_samples()],
         "mechanisms": {m.name: [p.name for p in m.params] for m in MECHANISMS.values()},
         "bounds": {b.name: [p.name for p in b.params] for b in BOUNDS.values()},
+        "workloads": {w.name: [p.name for p in w.params] for w in WORKLOADS.values()},
     }
-    out["_text"] = "\n\n".join([_sample_help(), _mechanism_help(), _bound_help()])
+    out["_text"] = "\n\n".join([_sample_help(), _mechanism_help(), _workload_help(), _bound_help()])
     return out
 
 

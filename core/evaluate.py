@@ -16,39 +16,8 @@ import numpy as np
 from . import mechanisms
 from .release import Release, jsonable
 from .table import Dataset
-from .workload import Workload, seed000, seed002
-
-
-@dataclass(frozen=True)
-class WorkloadKind:
-    name: str
-    title: str
-    build: Callable[..., Workload]
-    size_setting: str  # the setting that controls the number of queries
-    explain: str
-
-
-WORKLOADS: dict[str, WorkloadKind] = {
-    "seed000": WorkloadKind(
-        "seed000", "Small and large counts (seed 000)", seed000, "queries",
-        "Random conditions on 1 to 3 QI attributes plus one sensitive value. Half the queries have a true "
-        "count of 1 to 10 (small sums, where error protects people); half are spread over selectivity "
-        "bands from 0.5% of the table upward (large sums, where error costs utility)."),
-    "seed002": WorkloadKind(
-        "seed002", "Conditions x every sensitive value (seed 002)", seed002, "conditions",
-        "200 random conditions on 1 to 3 QI attributes, each asked for every sensitive value; errors are "
-        "reported for the queries whose answer is at least 0.1%, 0.5% and 1% of the table."),
-}
-
-
-def make_workload(data: Dataset, kind: str = "seed000", **settings: Any) -> Workload:
-    from .errors import ParameterError
-
-    try:
-        spec = WORKLOADS[kind]
-    except KeyError:
-        raise ParameterError(f"There is no workload '{kind}'; choose one of: {', '.join(WORKLOADS)}.") from None
-    return spec.build(data, **settings)
+from .workload import Workload
+from .workloads import WORKLOADS, WorkloadKind, make_workload  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True, eq=False)

@@ -109,6 +109,8 @@ BAD = [
     (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "anatomy", "--param", "l=12", "--out", "o"],
      "largest feasible l is 7"),
     (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--queries", "0"], "--queries"),
+    (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--workload", "nope"], "no workload"),
+    (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--max-attrs", "0"], "max_attrs"),
     (["bound", "nope"], "no bound named 'nope'"),
     (["bound", "retention", "--param", "rho1=0.5", "--param", "rho2=0.1"], "rho1"),
     (["sanitize", "adult", "--mechanism", "uniform", "--out", "o.csv"], "--sensitive"),
