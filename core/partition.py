@@ -7,7 +7,11 @@ in descending order of count, then send the record at position i to group
 one group are ``r`` apart, so no group repeats a value.  The ``N mod gamma``
 records past position ``r * gamma`` land in groups ``0 .. N mod gamma - 1``,
 so groups have gamma or gamma + 1 members and no record is dropped (the
-paper deletes them; we keep them, as MECHANISMS.md asks).
+paper deletes them; we keep them, as MECHANISMS.md asks).  That holds
+whenever ``N mod gamma <= floor(N / gamma)``, always true for
+``N >= gamma (gamma - 1)``; on smaller tables the leftovers wrap around and
+a few groups get more members (e.g. N = 7, gamma = 4: one group of 7),
+still with distinct values.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
     mech = get(release.mechanism)
     batches = getattr(batches, "batches", batches)
     rng = np.random.default_rng([release.seed if seed is None else seed, 0x5EED])
-    parts = [np.asarray(mech.estimate(release, b, rng), dtype=float) for b in batches]
+    parts = [np.asarray(x, dtype=float) for x in mech.estimate_many(release, list(batches), rng)]
     return np.concatenate(parts) if parts else np.zeros(0)
 
 

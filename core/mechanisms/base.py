@@ -92,6 +92,10 @@ class Mechanism:
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         raise NotImplementedError
 
+    def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
+        """Estimates for several batches; override when one joint pass is cheaper."""
+        return [np.asarray(self.estimate(release, b, rng), dtype=float) for b in batches]
+
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"
 
