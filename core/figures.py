@@ -1,0 +1,257 @@
+"""Plotly figure builders shared by the pages and (later) the HTML report.
+
+Every function takes plain data (arrays, a :class:`core.bounds.Curve`, an
+:class:`core.evaluate.Evaluation`) and returns a ``plotly.graph_objects.Figure``;
+nothing here imports streamlit, so a CLI report can embed the same figures
+with ``fig.to_html(include_plotlyjs="cdn")``.
+
+Conventions: every axis title carries its unit; a figure's title says what
+is drawn, the caption beside it (written by the caller) says what to look
+for.  Colours follow one qualitative palette in a fixed order, so a
+mechanism or a band keeps its colour from chart to chart.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+#: qualitative palette (Okabe-Ito, colour-blind safe), in assignment order
+PALETTE = (
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#000000",
+    "#999999", "#C4A000",
+)
+#: colour of the truth (the original table, the exact value)
+TRUTH = "#333333"
+
+_DASHES = {"dash", "dot", "dashdot", "longdash", "longdashdot", "solid"}
+
+__all__ = [
+    "PALETTE",
+    "sa_distribution",
+    "sa_before_after",
+    "curve_figure",
+    "band_errors",
+    "sweep_errors",
+    "estimate_scatter",
+]
+
+
+def _base(fig: go.Figure, title: str, x_label: str, y_label: str, height: int = 420) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left"},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 60, "b": 60},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        hovermode="closest",
+    )
+    fig.update_xaxes(title_text=_wrap(x_label, 90))
+    fig.update_yaxes(title_text=_wrap(y_label, 48))
+    return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    """Break a long axis title onto two lines (plotly does not wrap)."""
+    if len(text) <= width or " " not in text:
+        return text
+    middle = len(text) // 2
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    cut = min(spaces, key=lambda i: abs(i - middle))
+    return text[:cut] + "<br>" + text[cut + 1:]
+
+
+def _top(labels: Sequence, counts: np.ndarray, top: int | None) -> tuple[list[str], np.ndarray, int]:
+    """Labels and counts sorted by descending count, cut to ``top``; also how many were left out."""
+    counts = np.asarray(counts, dtype=float)
+    order = np.argsort(-counts, kind="stable")
+    if top is not None and len(order) > top:
+        left = len(order) - top
+        order = order[:top]
+    else:
+        left = 0
+    return [str(labels[i]) for i in order], order, left
+
+
+# ---------------------------------------------------------------- tables
+def sa_distribution(labels: Sequence, counts: np.ndarray, sa: str, top: int = 40) -> go.Figure:
+    """Bar chart of records per sensitive value, most frequent first."""
+    names, order, left = _top(labels, counts, top)
+    values = np.asarray(counts)[order]
+    n = float(np.sum(counts)) or 1.0
+    fig = go.Figure(go.Bar(
+        x=names, y=values, marker_color=PALETTE[0], name="records",
+        customdata=np.asarray(values) / n,
+        hovertemplate="%{x}<br>%{y:,} records (%{customdata:.2%})<extra></extra>",
+    ))
+    title = f"Records per value of '{sa}'"
+    if left:
+        title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
+    fig.update_xaxes(type="category")  # codes such as '205.4' are labels, not numbers
+    return _base(fig, title, f"value of {sa}", "records (count)", height=380)
+
+
+def sa_before_after(labels: Sequence, before: np.ndarray, after: np.ndarray, sa: str,
+                    after_label: str = "published", top: int = 40) -> go.Figure:
+    """Grouped bars: records per sensitive value in the original and in the release."""
+    names, order, left = _top(labels, before, top)
+    before = np.asarray(before, dtype=float)[order]
+    after = np.asarray(after, dtype=float)[order]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=names, y=before, name="original", marker_color=TRUTH,
+                         hovertemplate="%{x}<br>original: %{y:,.0f} records<extra></extra>"))
+    fig.add_trace(go.Bar(x=names, y=after, name=after_label, marker_color=PALETTE[1],
+                         hovertemplate="%{x}<br>" + after_label + ": %{y:,.1f} records<extra></extra>"))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(type="category")
+    title = f"Records per value of '{sa}': original vs {after_label}"
+    if left:
+        title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
+    return _base(fig, title, f"value of {sa}", "records (count)", height=400)
+
+
+# ---------------------------------------------------------------- bounds
+def _style(style: str | None) -> dict:
+    """Plotly keyword arguments for a :class:`Curve` style string.
+
+    Styles may combine words with ``+`` or spaces: ``"dash"``, ``"dot"``,
+    ``"markers"``, ``"lines+markers"``, ``"step"``.
+    """
+    out: dict = {"mode": "lines", "line": {}}
+    if not style:
+        return out
+    words = set(style.replace("+", " ").split())
+    if "markers" in words and not ({"lines"} | _DASHES | {"step"}) & words:
+        out["mode"] = "markers"
+    elif "markers" in words:
+        out["mode"] = "lines+markers"
+    dash = next((w for w in words if w in _DASHES), None)
+    if dash:
+        out["line"]["dash"] = dash
+    if "step" in words:
+        out["line"]["shape"] = "hv"
+    return out
+
+
+def curve_figure(curve) -> go.Figure:
+    """Draw a :class:`core.bounds.Curve`: every series labelled, styles, reference lines, log axes.
+
+    The first series (the exact value, by the bound modules' convention) is
+    drawn solid and on top; bounds and the published formulas use the dashes
+    and dots their :attr:`Curve.styles` ask for, so exact, bound and
+    as-published stay distinguishable in greyscale too.
+    """
+    x = np.asarray(curve.x, dtype=float)
+    fig = go.Figure()
+    keys = list(curve.series)
+    # draw the first (exact) series last so it stays on top
+    for rank, key in reversed(list(enumerate(keys))):
+        y = np.asarray(curve.series[key], dtype=float)
+        kw = _style(curve.styles.get(key))
+        colour = PALETTE[rank % len(PALETTE)]
+        # solid series (the exact values) thicker than the dashed/dotted bounds
+        line = {"color": colour, "width": 2 if kw["line"].get("dash") else 3, **kw["line"]}
+        y_plot = np.where(np.isfinite(y), y, np.nan)
+        if curve.log_y:
+            y_plot = np.where(y_plot > 0, y_plot, np.nan)
+        fig.add_trace(go.Scatter(
+            x=x, y=y_plot, name=curve.label(key), mode=kw["mode"], line=line,
+            marker={"color": colour, "size": 8},
+            hovertemplate=f"{curve.label(key)}<br>x = %{{x:,.4g}}<br>y = %{{y:.4g}}<extra></extra>",
+            legendrank=rank,
+        ))
+    for i, (name, value) in enumerate(curve.hlines.items()):
+        fig.add_hline(y=float(value), line={"color": "#666666", "dash": "longdash", "width": 1},
+                      annotation_text=f"{name} = {float(value):.4g}", annotation_position="top right")
+    _base(fig, curve.title, curve.x_label, curve.y_label, height=460)
+    if curve.log_x:
+        fig.update_xaxes(type="log")
+    if curve.log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+# ---------------------------------------------------------------- query error
+def band_errors(bands: Sequence[str], errors: Mapping[str, Sequence[float | None]],
+                log_y: bool = True) -> go.Figure:
+    """Grouped bars: mean relative error per band (x), one bar per mechanism.
+
+    ``errors[mechanism][i]`` is the mean relative error of band ``bands[i]``
+    (``None`` when the band has no query).
+    """
+    fig = go.Figure()
+    for i, (name, values) in enumerate(errors.items()):
+        y = np.array([np.nan if v is None else float(v) for v in values])
+        fig.add_trace(go.Bar(
+            x=list(bands), y=y, name=name, marker_color=PALETTE[i % len(PALETTE)],
+            hovertemplate=f"{name}<br>%{{x}}: mean relative error %{{y:.3g}}<extra></extra>",
+        ))
+    fig.update_layout(barmode="group")
+    fig.update_xaxes(type="category")
+    _base(fig, "Mean relative error by query band", "query band (true count or selectivity)",
+          "mean relative error" + (" (log scale)" if log_y else ""))
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+def sweep_errors(x: Sequence[float], errors: Mapping[str, Sequence[float | None]], x_label: str,
+                 log_y: bool = True, log_x: bool = False) -> go.Figure:
+    """Lines: mean relative error per band (one line each) against a swept parameter."""
+    fig = go.Figure()
+    for i, (band, values) in enumerate(errors.items()):
+        y = np.array([np.nan if v is None else float(v) for v in values])
+        fig.add_trace(go.Scatter(
+            x=list(x), y=y, name=band, mode="lines+markers",
+            line={"color": PALETTE[i % len(PALETTE)]},
+            hovertemplate=f"{band}<br>{x_label} = %{{x:.4g}}<br>mean relative error %{{y:.3g}}<extra></extra>",
+        ))
+    _base(fig, f"Mean relative error by band against {x_label}", x_label,
+          "mean relative error" + (" (log scale)" if log_y else ""))
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
+                     band_names: Sequence[str], text: Sequence[str] | None = None,
+                     title: str = "Estimated vs true answer", floor: float = 0.5,
+                     max_points: int = 6000) -> go.Figure:
+    """Log-log scatter of estimated against true counts, coloured by band, with the y = x line.
+
+    Estimates below ``floor`` (zero or negative, which unbiased estimators
+    produce) are drawn at ``floor`` so they stay visible on log axes; the
+    hover text gives the value as estimated.
+    """
+    true = np.asarray(true, dtype=float)
+    est = np.asarray(estimates, dtype=float)
+    band = np.asarray(band)
+    keep = true > 0
+    idx = np.flatnonzero(keep)
+    if len(idx) > max_points:  # thin evenly, deterministic
+        idx = idx[np.linspace(0, len(idx) - 1, max_points).astype(int)]
+    fig = go.Figure()
+    for b, name in enumerate(band_names):
+        sel = idx[band[idx] == b]
+        if not len(sel):
+            continue
+        hover = [text[i] for i in sel] if text is not None else [""] * len(sel)
+        fig.add_trace(go.Scattergl(
+            x=true[sel], y=np.maximum(est[sel], floor), mode="markers", name=name,
+            marker={"color": PALETTE[b % len(PALETTE)], "size": 5, "opacity": 0.6},
+            customdata=np.stack([est[sel], np.asarray(hover, dtype=object)], axis=1),
+            hovertemplate="%{customdata[1]}<br>true %{x:,.0f}, estimated %{customdata[0]:,.1f}<extra>"
+                          + name + "</extra>",
+        ))
+    if len(idx):
+        lo = max(floor, float(min(true[idx].min(), np.maximum(est[idx], floor).min())))
+        hi = float(max(true[idx].max(), est[idx].max()))
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="estimate = true",
+                                 line={"color": TRUTH, "dash": "dash", "width": 1}, hoverinfo="skip"))
+    _base(fig, title, "true answer (records, log scale)", "estimated answer (records, log scale)", height=520)
+    fig.update_xaxes(type="log", exponentformat="power")
+    fig.update_yaxes(type="log", exponentformat="power")
+    return fig

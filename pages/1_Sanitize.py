@@ -1,0 +1,199 @@
+"""Sanitize: pick a mechanism, move its parameters, see and download the release."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import figures
+from core.errors import WorkbenchError
+from core.mechanisms import MECHANISMS, fresh_seed
+from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
+from pages import ui
+from pages.ui import cached, state, views
+from pages.ui import data as uidata
+from pages.ui.fmt import is_number, md, number, readable, with_unit
+from pages.ui.params import param_inputs, set_values, summary
+
+ui.page_setup("Sanitize", "🧪")
+ss = st.session_state
+st.title("Sanitize: build a release")
+
+data = ui.dataset_or_empty_state()
+if data is None:
+    ui.sidebar_status()
+    state.sync_url()
+    st.stop()
+
+PUBLISHES = {
+    "table": "one sanitized table (plus the metadata below)",
+    "tables": "several tables (all in one zip download)",
+    "answers": "noisy answers to queries; the data stay with the curator",
+}
+
+# ------------------------------------------------------------------ mechanism
+names = list(MECHANISMS)
+state.seed_widget("w_mech", ss[state.MECH], lambda v: v in names)
+name = st.selectbox("Mechanism", names, key="w_mech", format_func=lambda n: MECHANISMS[n].title,
+                    help="Every mechanism of the five papers and their baselines; the same choice is used "
+                         "on the Query error page.")
+ss[state.MECH] = name
+mech = MECHANISMS[name]
+st.markdown(mech.summary)
+st.caption(f"Source: {mech.paper}. Publishes {PUBLISHES.get(mech.publishes, mech.publishes)}.")
+
+# ------------------------------------------------------------------ parameters
+st.subheader("Parameters")
+ns = f"m_{name}"
+
+
+def _derive(raw):
+    return mech.derived(data, mech.resolve(raw))
+
+
+raw = param_inputs(mech.params, state.mech_params(name), ns, derive=_derive)
+state.set_mech_params(name, raw)
+
+
+def _new_seed():
+    seed = fresh_seed()
+    ss[state.SEED] = seed
+    ss["w_seed"] = seed
+
+
+s1, s2, _ = st.columns([1, 1, 2])
+with s1:
+    state.seed_widget("w_seed", int(ss[state.SEED]), lambda v: isinstance(v, int))
+    seed = st.number_input("Seed (whole number)", min_value=0, max_value=2**31 - 1, step=1, key="w_seed",
+                           help="Same table, parameters and seed give the same release; the manifest records it.")
+with s2:
+    st.write("")
+    st.button("New random seed", key="w_new_seed", on_click=_new_seed,
+              help="Draw a seed from the operating system's entropy.")
+ss[state.SEED] = int(seed)
+ui.sidebar_status()
+state.sync_url()
+
+try:
+    values = mech.resolve(raw)
+    derived = mech.derived(data, values)
+except WorkbenchError as exc:
+    st.error(md(exc))
+    st.stop()
+
+numbers = {k: v for k, v in derived.items() if is_number(v)}
+if numbers:
+    st.markdown("**Derived values** (computed from the parameters and this table)")
+    cols = st.columns(min(4, len(numbers)))
+    for i, (key, value) in enumerate(numbers.items()):
+        cols[i % len(cols)].metric(readable(key), with_unit(key, value))
+
+# ------------------------------------------------------------------ eligibility
+ok, message, suggestion = cached.eligibility(data, data.key, name, cached.items(values))
+if not ok:
+    st.warning(md(message))
+    if suggestion:
+        symbols = {p.name: p.symbol or p.name for p in mech.params}
+        text = ", ".join(f"{symbols.get(k, k)} = {number(v)}" for k, v in suggestion.items())
+
+        def _apply(sugg=dict(suggestion)):
+            state.set_mech_params(name, {**state.mech_params(name), **sugg})
+            set_values(mech.params, ns, sugg)
+
+        st.button(f"Use {text}", key="w_apply_suggestion", on_click=_apply, type="primary")
+    st.stop()
+
+# ------------------------------------------------------------------ release
+with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
+    try:
+        release = cached.release(data, data.key, name, cached.items(values), int(seed))
+    except WorkbenchError as exc:
+        st.error(md(exc))
+        st.stop()
+
+st.header("The release")
+st.caption(f"{mech.title} at {summary(mech.params, values)}, "
+           f"seed {release.seed}: {len(release.tables)} published table(s), {release.rows_out:,} rows.")
+for note in release.notes:
+    st.info(md(note))
+
+left, right = st.columns(2)
+with left:
+    st.markdown(f"**Original** (first 20 of {data.n:,} records)")
+    st.dataframe(uidata.original_preview(data), hide_index=True, key="preview_original")
+with right:
+    if len(release.tables) == 1:
+        tname, table = next(iter(release.tables.items()))
+        st.markdown(f"**Published: {tname}** (first 20 of {len(table):,} rows)")
+        st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True, key="preview_release")
+    else:
+        tabs = st.tabs([f"{t} ({len(tab):,} rows)" for t, tab in release.tables.items()])
+        for tab, (tname, table) in zip(tabs, release.tables.items()):
+            with tab:
+                st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True, key=f"preview_release_{tname}")
+if any(len(t) == data.n for t in release.tables.values()):
+    st.caption("Published rows are shuffled, so row 1 on the right is not row 1 on the left: "
+               "compare distributions, not rows.")
+
+counts = uidata.release_sa_counts(release, data)
+if counts is not None:
+    tname, after = counts
+    fig = figures.sa_before_after(data.sa_labels, data.sa_counts, after, data.sa, after_label=f"published ({tname})")
+    st.plotly_chart(fig, key="chart_before_after")
+    gap = float(abs(after - data.sa_counts).sum()) / 2
+    st.caption(
+        f"Look at how far the coloured bars move from the grey ones: that is how much the published "
+        f"per-value totals differ from the truth ({gap:,.0f} of {data.n:,} records, {gap / data.n:.1%}, "
+        f"would have to change value to turn one into the other). Totals staying close while individual "
+        f"rows change is what lets counts over many people stay useful.")
+else:
+    st.caption(f"No published table carries '{md(data.sa)}' by itself, so there is no before/after histogram; "
+               "see the published tables above.")
+
+c1, c2 = st.columns(2)
+with c1:
+    st.subheader("Published with the data")
+    if release.published:
+        st.dataframe(uidata.mapping_frame(dict(release.published)), hide_index=True, key="published_meta")
+    else:
+        st.caption("Nothing besides the table(s).")
+    st.caption("Anyone receiving the release sees these values; estimators need them.")
+with c2:
+    st.subheader("Privacy checks")
+    if release.privacy:
+        st.dataframe(uidata.mapping_frame(dict(release.privacy)), hide_index=True, key="privacy_checks")
+    else:
+        st.caption("This mechanism reports no privacy checks.")
+    st.caption("Measured on this release (shares of records, probabilities, budgets).")
+
+st.subheader("Download")
+stem = f"{data.name.replace(':', '_')}-{name}-seed{release.seed}"
+d1, d2, d3 = st.columns(3)
+if len(release.tables) == 1:
+    main = release.main_table
+    d1.download_button("Table as CSV", lambda: csv_bytes(main.to_frame()), file_name=f"{stem}.csv",
+                       mime="text/csv", key="dl_csv", on_click="ignore",
+                       help="Cells that a spreadsheet would run as a formula are prefixed with a quote.")
+    d2.download_button("Table as Parquet", lambda: parquet_bytes(main.to_frame()), file_name=f"{stem}.parquet",
+                       mime="application/octet-stream", key="dl_parquet", on_click="ignore")
+else:
+    d1.download_button("All tables as CSV (zip)", lambda: zip_bytes(release, "csv"), file_name=f"{stem}-csv.zip",
+                       mime="application/zip", key="dl_csv", on_click="ignore",
+                       help="One CSV per published table and the manifest.")
+    d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet"),
+                       file_name=f"{stem}-parquet.zip", mime="application/zip", key="dl_parquet",
+                       on_click="ignore")
+d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release), file_name=f"{stem}.manifest.json",
+                   mime="application/json", key="dl_manifest", on_click="ignore",
+                   help="Mechanism, resolved parameters, seed, row counts, published metadata, privacy "
+                        "checks and the command that reproduces this release.")
+st.markdown("Reproduce this release from the command line:")
+st.code(release.reproduce_command(), language="bash", wrap_lines=True)
+if ss.get(state.SOURCE) == "upload":
+    st.caption("Replace the table name in the command by the path of your file.")
+with st.expander("Manifest as JSON"):
+    st.json(release.manifest(), expanded=1)
+
+render = views.find(name)
+if render is not None:
+    st.header(f"More about this {mech.title} release")
+    render(release, data)

@@ -1,0 +1,64 @@
+"""Bounds: the papers' analytical guarantees as live curves, exact values beside the bounds."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import figures
+from core.bounds import BOUNDS
+from core.errors import WorkbenchError
+from pages import ui
+from pages.ui import cached, state
+from pages.ui.fmt import is_number, md, readable, with_unit
+from pages.ui.params import param_inputs
+
+ui.page_setup("Bounds", "📈")
+ss = st.session_state
+st.title("Bounds: what the papers guarantee")
+st.markdown(
+    "Each curve is computed from the formulas of the papers, not from your table. Where a paper's bound "
+    "is loose or its formula is wrong, the exact value is drawn beside it (solid), the valid bound dashed, "
+    "and the formula as published dotted and labelled so.")
+
+if not BOUNDS:
+    st.info("No analytical curves are registered yet.")
+    st.stop()
+
+names = list(BOUNDS)
+state.seed_widget("w_bound", ss[state.BOUND], lambda v: v in names)
+name = st.selectbox("Curve", names, key="w_bound", format_func=lambda n: BOUNDS[n].title)
+ss[state.BOUND] = name
+bound = BOUNDS[name]
+st.caption(f"Source: {bound.paper}.")
+
+st.subheader("Parameters")
+raw = param_inputs(bound.params, state.bound_params(name), f"b_{name}", columns=4)
+state.set_bound_params(name, raw)
+ui.sidebar_status()
+state.sync_url()
+
+try:
+    values = bound.resolve(raw)
+    curve = cached.curve(name, cached.items(values))
+except WorkbenchError as exc:
+    st.error(md(exc))
+    st.stop()
+
+st.plotly_chart(figures.curve_figure(curve), key="chart_curve")
+st.caption(curve.caption)
+
+notes = {k: v for k, v in curve.notes.items() if is_number(v)}
+if notes:
+    st.markdown("**Read-outs**")
+    per_row = 4
+    items = list(notes.items())
+    for start in range(0, len(items), per_row):
+        cols = st.columns(per_row)
+        for col, (key, value) in zip(cols, items[start:start + per_row]):
+            col.metric(readable(key), with_unit(key, value))
+
+with st.expander("What this curve shows", expanded=False):
+    st.markdown(bound.explain)
+    st.caption("Line styles follow the legend: the first series (usually the exact value) is drawn solid "
+               "and thickest; bounds, published formulas and reference settings are dashed, dotted or "
+               "markers, each named in the legend.")

@@ -1,0 +1,231 @@
+"""Query error: empirical count-query error by band, mechanisms side by side, parameter sweeps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import figures
+from core.errors import WorkbenchError
+from core.evaluate import WORKLOADS
+from core.mechanisms import MECHANISMS
+from pages import ui
+from pages.ui import cached, state
+from pages.ui.fmt import md, number, param_text
+from pages.ui.params import label as plabel
+from pages.ui.params import param_inputs, summary
+
+ui.page_setup("Query error", "🎯")
+ss = st.session_state
+st.title("Query error: how accurate are counts from the release?")
+st.markdown(
+    "A workload of random count queries (\"how many people aged 37, female, work in Sales?\") is answered "
+    "from each release and compared with the true answers. The error is the **relative error** "
+    "|estimate − true| / true (1.0 = off by the whole true count), averaged per band of queries. On small "
+    "counts a large error protects individuals; on large counts a small error means the release is useful.")
+
+data = ui.dataset_or_empty_state()
+if data is None:
+    ui.sidebar_status()
+    state.sync_url()
+    st.stop()
+
+q = state.query_settings()
+
+# ------------------------------------------------------------------ workload settings
+st.header("Workload")
+kinds = list(WORKLOADS)
+state.seed_widget("w_q_kind", q.get("kind", kinds[0]), lambda v: v in kinds)
+kind = st.selectbox("Query generator", kinds, key="w_q_kind", format_func=lambda k: WORKLOADS[k].title)
+q["kind"] = kind
+spec = WORKLOADS[kind]
+st.caption(spec.explain + (f" Source: {spec.paper}." if spec.paper else ""))
+stored_settings = q.setdefault("settings", {})
+raw_settings = param_inputs(spec.params, stored_settings.get(kind, {}), f"wl_{kind}", columns=4)
+stored_settings[kind] = raw_settings
+
+# ------------------------------------------------------------------ mechanisms to compare
+names = list(MECHANISMS)
+current = ss.get(state.MECH)
+default_compare = ([current] if current in names else []) + [n for n in names if n != current]
+default_compare = default_compare[:5]
+stored = [n for n in q.get("compare", default_compare) if n in names]
+state.seed_widget("w_q_compare", stored, lambda v: all(n in names for n in v))
+compare = st.multiselect("Mechanisms to compare (each at its parameters from the Sanitize page)", names,
+                         key="w_q_compare", format_func=lambda n: MECHANISMS[n].title)
+q["compare"] = list(compare)
+state.seed_widget("w_q_log", bool(q.get("log", True)), lambda v: isinstance(v, bool))
+log_y = st.toggle("Logarithmic error axis", key="w_q_log",
+                  help="Errors span several orders of magnitude (0.001 on large counts, 1 or more on small ones).")
+q["log"] = bool(log_y)
+ui.sidebar_status()
+state.sync_url()
+
+seed = int(ss.get(state.SEED, state.DEFAULT_SEED))
+try:
+    settings = spec.resolve(raw_settings)
+except WorkbenchError as exc:
+    st.error(md(exc))
+    st.stop()
+settings_key = cached.items(settings)
+
+
+def _build_workload():
+    try:
+        with st.spinner("Drawing the queries and counting their true answers…"):
+            return cached.workload(data, data.key, kind, settings_key)
+    except WorkbenchError as exc:
+        st.error(md(exc))
+    except Exception as exc:  # a core bug must not show a traceback to a steward
+        st.error(f"The workload could not be built on this table ({type(exc).__name__}: {md(exc)}); "
+                 "try another size, seed or table, and please report it.")
+    return None
+
+
+workload = _build_workload()
+if workload is None:
+    st.stop()
+st.caption(f"{len(workload):,} queries on {data.n:,} records; bands: "
+           + ", ".join(f"{b.name} ({int(m.sum()):,})" for b, m in zip(workload.bands, workload.membership)) + ".")
+
+
+def _evaluate(name: str, raw: dict):
+    """An Evaluation, or the one-sentence reason it cannot be computed."""
+    mech = MECHANISMS[name]
+    try:
+        values = mech.resolve(raw)
+        ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
+        if not ok:
+            return message
+        return cached.evaluation(data, data.key, name, cached.items(values), seed, kind, settings_key)
+    except WorkbenchError as exc:
+        return str(exc)
+    except Exception as exc:  # keep the other mechanisms' results on screen
+        return f"{mech.title} failed on this workload ({type(exc).__name__}: {exc}); please report it."
+
+
+# ------------------------------------------------------------------ comparison
+st.header("Mechanisms side by side")
+results: dict[str, object] = {}
+if not compare:
+    st.info("Choose at least one mechanism to compare.")
+else:
+    bar = st.progress(0.0, text="Sanitizing and answering the queries…")
+    for i, name in enumerate(compare):
+        bar.progress(i / len(compare), text=f"{MECHANISMS[name].title}: sanitizing and answering "
+                                            f"{len(workload):,} queries…")
+        results[name] = _evaluate(name, state.mech_params(name))
+    bar.empty()
+    for name, res in results.items():
+        if isinstance(res, str):
+            st.warning(f"**{MECHANISMS[name].title}** is left out: {md(res)}")
+    done = {n: r for n, r in results.items() if not isinstance(r, str)}
+    if done:
+        band_names = [b.name for b in workload.bands]
+        errors = {}
+        table = {"band": band_names}
+        first = next(iter(done.values()))
+        table["queries"] = [f"{b['queries']:,}" for b in first.bands()]
+        for name, ev in done.items():
+            bands = ev.bands()
+            errors[MECHANISMS[name].title] = [b["mean_relative_error"] for b in bands]
+            table[MECHANISMS[name].title] = [number(b["mean_relative_error"], 3) for b in bands]
+        st.markdown("**Mean relative error by band** (|estimate − true| / true; lower = more accurate)")
+        st.dataframe(pd.DataFrame(table), hide_index=True, key="band_table")
+        st.plotly_chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")
+        st.caption(
+            "Compare bars within a band. On the small-count band (true counts 1 to 10) a high error means an "
+            "attacker cannot trust a count about a few people; on the selectivity bands (share of all "
+            "records) a low error means analysts get useful answers. A mechanism is good when its bars are "
+            "high on the left and low on the right.")
+        st.caption("Settings: " + "; ".join(
+            f"{MECHANISMS[n].title}: {summary(MECHANISMS[n].params, state.mech_params(n))}" for n in done)
+            + f"; release seed {seed}.")
+
+# ------------------------------------------------------------------ sweep
+st.header("Error against a parameter")
+sweepable = [n for n in names if MECHANISMS[n].main_param and MECHANISMS[n].sweep]
+if not sweepable:
+    st.info("No registered mechanism declares a parameter to sweep.")
+else:
+    state.seed_widget("w_q_sweep_mech", q.get("sweep_mech", current if current in sweepable else sweepable[0]),
+                      lambda v: v in sweepable)
+    s1, s2 = st.columns([1, 2])
+    with s1:
+        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech",
+                                  format_func=lambda n: MECHANISMS[n].title)
+    q["sweep_mech"] = smech_name
+    smech = MECHANISMS[smech_name]
+    sparam = smech.param(smech.main_param)
+    texts = q.setdefault("sweep_values", {})
+    vkey = f"w_q_sweep_values_{smech_name}"
+    state.seed_widget(vkey, texts.get(smech_name, ", ".join(param_text(v) for v in smech.sweep)),
+                      lambda v: isinstance(v, str))
+    with s2:
+        vtext = st.text_input(f"Values of {sparam.symbol} ({sparam.name}), comma separated", key=vkey,
+                              help=f"{sparam.help} Allowed: {sparam.describe()}. Fractions (1/13) and ln(3) "
+                                   "are accepted. The other parameters stay as on the Sanitize page.")
+    texts[smech_name] = vtext
+    parsed, bad = [], []
+    for item in [t for t in vtext.split(",") if t.strip()]:
+        try:
+            parsed.append(sparam.parse(item, smech.name))
+        except WorkbenchError as exc:
+            bad.append(str(exc))
+    for message in bad:
+        st.error(md(message))
+    parsed = sorted(set(v for v in parsed if v is not None))
+    if not parsed:
+        st.info(f"Enter at least one value of {sparam.symbol} to sweep.")
+    else:
+        base = state.mech_params(smech_name)
+        bar = st.progress(0.0, text="Sweeping…")
+        points = []
+        for i, value in enumerate(parsed):
+            bar.progress(i / len(parsed), text=f"{sparam.symbol} = {number(value)} ({i + 1} of {len(parsed)})…")
+            points.append((value, _evaluate(smech_name, {**base, sparam.name: value})))
+        bar.progress(1.0, text=f"Swept {len(parsed)} values of {sparam.symbol}.")
+        skipped = [(v, r) for v, r in points if isinstance(r, str)]
+        good = [(v, r) for v, r in points if not isinstance(r, str)]
+        for value, message in skipped:
+            st.warning(f"{sparam.symbol} = {number(value)} is left out: {md(message)}")
+        if good:
+            xs = [float(v) for v, _ in good]
+            by_band = {b.name: [] for b in workload.bands}
+            for _, ev in good:
+                for b in ev.bands():
+                    by_band[b["name"]].append(b["mean_relative_error"])
+            log_x = min(xs) > 0 and max(xs) / min(xs) >= 20
+            fig = figures.sweep_errors(xs, by_band, plabel(sparam), log_y=log_y, log_x=log_x)
+            st.plotly_chart(fig, key="chart_sweep")
+            direction = {"higher": "to the right", "lower": "to the left"}.get(sparam.safer or "", "")
+            st.caption(
+                f"Each line is one band of queries. Follow the small-count line to see privacy grow"
+                + (f" as {sparam.symbol} moves {direction} (the safer direction)" if direction else "")
+                + ", and the selectivity lines to see what that costs large counts. "
+                f"Same workload and release seed ({seed}) at every point.")
+
+# ------------------------------------------------------------------ scatter
+st.header("Estimated against true answers")
+done = {n: r for n, r in results.items() if not isinstance(r, str)}
+if not done:
+    st.info("Compare at least one eligible mechanism above to see its estimates query by query.")
+else:
+    options = list(done)
+    state.seed_widget("w_q_scatter", q.get("scatter_mech", options[0]), lambda v: v in options)
+    sname = st.selectbox("Mechanism", options, key="w_q_scatter", format_func=lambda n: MECHANISMS[n].title)
+    q["scatter_mech"] = sname
+    ev = done[sname]
+    texts_q = cached.query_texts(data, data.key, kind, settings_key)
+    band = workload.band_of()
+    fig = figures.estimate_scatter(ev.true, ev.estimates, band, [b.name for b in workload.bands], texts_q,
+                                   title=f"{MECHANISMS[sname].title}: estimated vs true count per query")
+    st.plotly_chart(fig, key="chart_scatter")
+    low = int(np.sum(ev.estimates < 0.5))
+    st.caption(
+        "Each dot is one query (hover for its text). Dots on the dashed line are answered exactly; the "
+        "vertical spread at a given true count is the error. Small counts (left) should scatter widely for "
+        "privacy; large counts (right) should hug the line for utility. "
+        + (f"{low:,} estimates below 0.5 (zero or negative, as unbiased estimators may give) are drawn at 0.5 "
+           "so they stay visible on the log axes." if low else ""))

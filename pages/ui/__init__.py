@@ -1,0 +1,20 @@
+"""Shared UI for the workbench pages (Streamlit only looks at ``pages/*.py``, so this folder is no page).
+
+Modules:
+
+* :mod:`pages.ui.state`: the plain ``st.session_state`` keys that hold the
+  shared choices across pages, and their mirror in ``st.query_params``;
+* :mod:`pages.ui.cached`: thin ``st.cache_resource`` / ``st.cache_data``
+  wrappers around core, keyed by primitives;
+* :mod:`pages.ui.data`: the current table and dataset, upload parsing,
+  previews;
+* :mod:`pages.ui.params`: widgets generated from declared parameters;
+* :mod:`pages.ui.layout`: page config, sidebar status, empty states;
+* :mod:`pages.ui.fmt`: number formatting, labels and units;
+* :mod:`pages.ui.views`: the hook for mechanism-specific views.
+
+Figures live in :mod:`core.figures` (no streamlit), so a report can reuse them.
+"""
+
+from . import cached, data, fmt, layout, params, state, views  # noqa: F401
+from .layout import dataset_or_empty_state, need_table, page_setup, sidebar_status  # noqa: F401

@@ -1,0 +1,88 @@
+"""Thin caching wrappers around the core functions the pages call.
+
+Each wrapper is keyed by primitives only: the dataset ``key``
+(content hash | SA | QIs), a mechanism or bound name, the *resolved*
+parameters as a sorted tuple of items (so an explicit default and an
+omitted one share an entry), the seed and the workload settings.  Objects
+that should not be hashed (the :class:`core.table.Dataset`, a ``Table``)
+are passed as underscore arguments, which Streamlit leaves out of the key.
+
+``st.cache_resource`` is used for results holding large arrays (tables,
+releases, workloads, evaluations): they are shared, not copied, and a
+:class:`core.release.Release` caches its query index in ``state`` so the
+second evaluation on it is faster.  Pages never mutate these objects.
+``st.cache_data`` holds the small, picklable results (curves,
+eligibility answers, query texts).  Every entry lives in memory only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import streamlit as st
+
+from core import evaluate as _evaluate
+from core import mechanisms as _mechanisms
+from core.bounds import BOUNDS
+from core.table import Dataset, Table, bind, load_table
+
+TTL = 2 * 3600  # seconds; uploads leave memory at the latest after this
+
+
+def items(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """Hashable, order-independent form of a parameter mapping."""
+    return tuple(sorted((str(k), v) for k, v in values.items()))
+
+
+@st.cache_resource(max_entries=6, ttl=TTL, show_spinner="Loading the sample table…")
+def sample_table(spec: str) -> Table:
+    """A bundled sample by spec (``"adult"``, ``"census:500000"``)."""
+    return load_table(spec)
+
+
+@st.cache_resource(max_entries=12, ttl=TTL, show_spinner="Encoding the chosen columns…")
+def dataset(_table: Table, content_hash: str, sa: str, qi: tuple[str, ...]) -> Dataset:
+    """``core.table.bind`` keyed by (content hash, SA, QIs)."""
+    return bind(_table, sa, qi)
+
+
+@st.cache_data(max_entries=512, ttl=TTL, show_spinner=False)
+def eligibility(_data: Dataset, data_key: str, mechanism: str, params: tuple) -> tuple[bool, str, dict | None]:
+    """``Mechanism.eligibility`` as ``(ok, message, suggestion)``."""
+    mech = _mechanisms.get(mechanism)
+    e = mech.eligibility(_data, dict(params))
+    return bool(e.ok), str(e.message), (dict(e.suggestion) if e.suggestion else None)
+
+
+@st.cache_resource(max_entries=48, ttl=TTL, show_spinner=False)
+def release(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
+    """``core.mechanisms.sanitize`` for resolved ``params`` and an int ``seed``."""
+    return _mechanisms.sanitize(_data, mechanism, dict(params), int(seed))
+
+
+@st.cache_resource(max_entries=12, ttl=TTL, show_spinner=False)
+def workload(_data: Dataset, data_key: str, kind: str, settings: tuple):
+    """``core.evaluate.make_workload`` (true answers included)."""
+    return _evaluate.make_workload(_data, kind, **dict(settings))
+
+
+@st.cache_resource(max_entries=128, ttl=TTL, show_spinner=False)
+def evaluation(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int,
+               kind: str, settings: tuple):
+    """Sanitize (cached) and estimate every query of the workload (cached)."""
+    rel = release(_data, data_key, mechanism, params, seed)
+    wl = workload(_data, data_key, kind, settings)
+    return _evaluate.evaluate_release(rel, wl)
+
+
+@st.cache_data(max_entries=16, ttl=TTL, show_spinner=False)
+def query_texts(_data: Dataset, data_key: str, kind: str, settings: tuple) -> list[str]:
+    """Every query of the workload as text (hover labels)."""
+    wl = workload(_data, data_key, kind, settings)
+    return [wl.describe(_data, i) for i in range(len(wl))]
+
+
+@st.cache_data(max_entries=256, ttl=TTL, show_spinner=False)
+def curve(bound: str, params: tuple):
+    """``Bound.curve`` for resolved parameters."""
+    return BOUNDS[bound].curve(dict(params))

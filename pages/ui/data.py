@@ -1,0 +1,194 @@
+"""The current table and dataset, uploads, and small data helpers for the pages.
+
+:func:`current_table` and :func:`current_dataset` turn the plain state keys
+(:mod:`pages.ui.state`) into a :class:`core.table.Table` and a bound
+:class:`core.table.Dataset`, through the cached wrappers.  Uploads are
+parsed by :func:`handle_upload` (a plain function, testable without a
+browser) and kept as a parsed ``Table`` in the session; the bytes are never
+written to disk.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import samples
+from core.errors import WorkbenchError
+from core.release import Release
+from core.table import Dataset, Table, default_columns, load_table
+
+from . import cached, state
+
+
+class TableProblem(Exception):
+    """No usable table: the message says what to do (shown by the page)."""
+
+
+def handle_upload(name: str, data: bytes) -> tuple[Table | None, str | None]:
+    """Parse uploaded bytes in memory; return ``(table, None)`` or ``(None, message)``.
+
+    The message is the core's one-sentence :class:`WorkbenchError` text; any
+    other failure (a library error on malformed input) gets one sentence
+    too, never a traceback.
+    """
+    try:
+        return load_table(bytes(data), filename=name), None
+    except WorkbenchError as exc:
+        return None, str(exc)
+    except Exception as exc:  # a reader bug on hostile input: still one sentence
+        return None, (f"'{name}' could not be read as a table ({type(exc).__name__}); "
+                      "choose a CSV, TSV or Parquet file with a header row.")
+
+
+def sample_info(name: str):
+    return next((s for s in samples.list_samples() if s.name == name), None)
+
+
+def current_table() -> Table:
+    """The table chosen on the Home page; raises :class:`TableProblem` if there is none."""
+    ss = st.session_state
+    if ss.get(state.SOURCE) == "upload":
+        up = ss.get(state.UPLOAD)
+        if not up:
+            raise TableProblem("No file is uploaded yet: upload a CSV, TSV or Parquet file on the Home page, "
+                               "or choose a bundled sample there.")
+        return up["table"]
+    spec = state.sample_spec()
+    try:
+        return cached.sample_table(spec)
+    except WorkbenchError as exc:
+        raise TableProblem(str(exc)) from None
+
+
+def columns_for(table: Table) -> tuple[str, tuple[str, ...]]:
+    """The stored SA/QIs if they fit ``table``, else its defaults (and store those)."""
+    ss = st.session_state
+    cols = table.columns
+    sa, qi = ss.get(state.SA), ss.get(state.QI)
+    qi = tuple(qi) if qi else ()
+    if sa in cols and qi and all(c in cols for c in qi) and sa not in qi:
+        return sa, qi
+    d_sa, d_qi = _defaults(table)
+    if sa not in cols:
+        sa = d_sa
+    qi = tuple(c for c in qi if c in cols and c != sa) if qi and all(c in cols for c in qi) else ()
+    if not qi:
+        qi = tuple(c for c in d_qi if c != sa) or tuple(c for c in cols if c != sa)
+    ss[state.SA], ss[state.QI] = sa, qi
+    return sa, qi
+
+
+def _defaults(table: Table) -> tuple[str, tuple[str, ...]]:
+    try:
+        return default_columns(table)
+    except WorkbenchError:
+        cols = table.columns
+        return cols[-1], tuple(cols[:-1])
+
+
+def current_dataset() -> Dataset:
+    """The current table bound to the stored SA/QIs; raises :class:`TableProblem`."""
+    table = current_table()
+    sa, qi = columns_for(table)
+    try:
+        return cached.dataset(table, table.content_hash, sa, tuple(qi))
+    except WorkbenchError as exc:
+        raise TableProblem(str(exc)) from None
+
+
+def table_label(table: Table | None = None) -> str:
+    ss = st.session_state
+    if ss.get(state.SOURCE) == "upload":
+        up = ss.get(state.UPLOAD)
+        return f"upload '{up['name']}'" if up else "no upload yet"
+    spec = state.sample_spec() or ""
+    info = sample_info(spec.partition(":")[0])
+    if info is None:
+        return spec
+    if info.sized:
+        return f"{info.name} ({int(spec.partition(':')[2]):,} rows)"
+    return info.title
+
+
+# ---------------------------------------------------------------- previews
+def original_preview(data: Dataset, rows: int = 20) -> pd.DataFrame:
+    """First ``rows`` records, SA first then QIs (decoded from codes, cheap on 500K rows)."""
+    k = min(rows, data.n)
+    out = {data.sa: data.sa_labels[data.sa_codes[:k]]}
+    out.update({c: data.qi_labels[j][data.qi_codes[j][:k]] for j, c in enumerate(data.qi)})
+    return pd.DataFrame(out)
+
+
+def sa_first(frame: pd.DataFrame, sa: str) -> pd.DataFrame:
+    """The same frame with the SA column first (the column worth comparing in narrow previews)."""
+    if sa not in frame.columns:
+        return frame
+    return frame[[sa, *[c for c in frame.columns if c != sa]]]
+
+
+def release_sa_counts(release: Release, data: Dataset) -> tuple[str, np.ndarray] | None:
+    """Records per SA value in the first published table that has the SA column.
+
+    A table with a count column (``count``, ``noisy_count``, ...) is a
+    histogram: its counts are summed; otherwise each row is one record.
+    Returns ``(table name, counts aligned with data.sa_labels)`` or None
+    when no published table carries the SA (e.g. only QI tables).
+    """
+    for name, table in release.tables.items():
+        if data.sa not in table.columns:
+            continue
+        labels = table.labels.get(data.sa)
+        codes = np.asarray(table.columns[data.sa])
+        if labels is None or len(labels) != data.m or not np.array_equal(np.asarray(labels), data.sa_labels):
+            continue
+        weight_col = next((c for c in table.columns if c != data.sa and str(c).lower().endswith("count")
+                           and table.labels.get(c) is None), None)
+        weights = None if weight_col is None else np.asarray(table.columns[weight_col], dtype=float)
+        return name, np.bincount(codes.astype(np.int64), weights=weights, minlength=data.m)
+    return None
+
+
+def _compact(value: Any, limit: int = 12) -> str:
+    """A value of any shape as one short line of text (numbers formatted, long lists cut)."""
+    from .fmt import number
+
+    if isinstance(value, dict):
+        items = list(value.items())
+        text = ", ".join(f"{k}: {_compact(v, limit)}" for k, v in items[:limit])
+        return text + (f", … ({len(items):,} entries)" if len(items) > limit else "")
+    if isinstance(value, (list, tuple, np.ndarray)):
+        seq = list(value)
+        text = ", ".join(_compact(v, limit) for v in seq[:limit])
+        return text + (f", … ({len(seq):,} in all)" if len(seq) > limit else "")
+    return number(value)
+
+
+def _named(value: Any) -> bool:
+    """A small dict of named read-outs (not a histogram keyed by values or sizes)."""
+    return (isinstance(value, dict) and 0 < len(value) <= 8
+            and not all(str(k).lstrip("-").replace(".", "").isdigit() for k in value))
+
+
+def mapping_frame(values: dict[str, Any]) -> pd.DataFrame:
+    """A ``{key: value}`` mapping as a two-column table of readable text.
+
+    Small dicts of named read-outs become one row each (``small sum privacy ·
+    T_p``); histograms and long lists are summarised on one line.
+    """
+    from .fmt import readable, with_unit
+
+    rows = []
+    for key, value in values.items():
+        if _named(value):
+            for sub, v in value.items():
+                shown = with_unit(str(sub), v) if not isinstance(v, (dict, list, tuple, np.ndarray)) else _compact(v)
+                rows.append({"item": f"{readable(key)} · {readable(str(sub))}", "value": shown})
+        elif isinstance(value, (dict, list, tuple, np.ndarray)):
+            rows.append({"item": readable(key), "value": _compact(value)})
+        else:
+            rows.append({"item": readable(key), "value": with_unit(key, value)})
+    return pd.DataFrame(rows, columns=["item", "value"])

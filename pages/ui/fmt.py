@@ -1,0 +1,177 @@
+"""Number formatting and readable labels (no streamlit calls).
+
+``param_text`` writes a parameter value the way the papers and the CLI do
+(``1/13``, ``ln(3)``, ``auto``) so URLs and sweep lists stay exact and
+short.  ``number`` formats a value for display.  ``readable`` turns a key of
+a mechanism's derived values, a release's metadata or a curve's notes into
+a label with its unit; core declares no labels for these yet, so known keys
+are listed in :data:`LABELS` and anything else falls back to the key with
+spaces (see the report: ``Curve``/``Mechanism`` could declare them).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+#: key -> (label, unit); unit "" means a pure number, "%" a probability/share shown as percent too
+LABELS: dict[str, tuple[str, str]] = {
+    # uniform perturbation and friends
+    "p": ("retention p", "probability"),
+    "q": ("q (chance of each other value)", "probability"),
+    "m": ("m (distinct SA values)", "values"),
+    "gamma": ("γ", "ratio"),
+    "diagonal": ("P[x → x] (value unchanged)", "probability"),
+    "off_diagonal": ("P[x → y] (each other value)", "probability"),
+    "rho1": ("ρ₁, prior bound", "probability"),
+    "rho2": ("ρ₂, posterior bound", "probability"),
+    "rho2_guaranteed": ("ρ₂ guaranteed at this ρ₁", "probability"),
+    "share_unchanged": ("records whose value did not change", "share"),
+    "epsilon": ("ε (privacy budget per answer)", ""),
+    "epsilon_per_answer": ("ε per answer (privacy budget)", ""),
+    "noise_scale": ("Laplace noise scale 1/ε", "records"),
+    "sensitivity": ("sensitivity Δf", "records"),
+    "l": ("ℓ", "values"),
+    "l_diversity": ("smallest group diversity", "values"),
+    "groups": ("groups", "groups"),
+    "max_posterior": ("largest posterior belief", "probability"),
+    "largest_feasible_gamma": ("largest feasible γ", "values"),
+    "q_groups_of_gamma_plus_1": ("q in groups of γ + 1", "probability"),
+    # curves
+    "T_p": ("T_p (small-sum privacy)", "probability"),
+    "binding_f": ("binding count f", "records"),
+    "binding_count": ("binding count f", "records"),
+    "eps": ("ε (relative error)", ""),
+    "T_p_by_count": ("T_p(f) per count f", ""),
+    "alpha": ("α (largest small count)", "records"),
+    "T_E": ("T_E (accepted error chance)", "probability"),
+    "T_f_exact": ("T_f exact", "records"),
+    "T_f_corrected": ("T_f from corrected Chebyshev", "records"),
+    "T_f_published": ("T_f as published (incorrect)", "records"),
+    "epsilon_ldp": ("ε of local DP = ln γ", ""),
+    "p_at_m": ("retention p at m", "probability"),
+    "diagonal_at_m": ("P[x → x] at m", "probability"),
+    "off_diagonal_at_m": ("P[x → y] at m", "probability"),
+    "mu": ("μ (expected count)", "records"),
+    "e": ("e (relative deviation, share of μ)", ""),
+    "exact_upper_at_e": ("exact P[X ≥ (1+e)μ]", "probability"),
+    "exact_lower_at_e": ("exact P[X ≤ (1−e)μ]", "probability"),
+    "chernoff_upper_at_e": ("Chernoff bound, upper", "probability"),
+    "chernoff_lower_at_e": ("Chernoff bound, lower", "probability"),
+    "simplified_upper_at_e": ("simplified bound, upper", "probability"),
+    "simplified_lower_at_e": ("simplified bound, lower", "probability"),
+    "upper_threshold": ("(1+e)μ, upper threshold", "records"),
+    "lower_threshold": ("(1−e)μ, lower threshold", "records"),
+}
+
+_PROBABILITY_UNITS = {"probability", "share"}
+_SINGULAR = {"records": "record", "values": "value", "groups": "group", "values per group": "value per group"}
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$])")
+
+
+def md(text: Any) -> str:
+    """Escape Markdown (and Streamlit's $...$ LaTeX) in text that carries user data.
+
+    File names, column names and cell values end up in messages; Streamlit
+    renders alerts, captions and markdown as Markdown, so ``*``, ``_``,
+    ``[..](..)`` or ``$`` in a user's data must not format the page.
+    """
+    return _MD_SPECIAL.sub(r"\\\1", str(text))
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def number(value: Any, digits: int = 4) -> str:
+    """A value for display: thousands separators, ``digits`` significant digits."""
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{int(value):,}"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not math.isfinite(v):
+            return "∞" if v > 0 else ("−∞" if v < 0 else "—")
+        if v.is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        if abs(v) < 1e-3:
+            return f"{v:.{digits - 1}e}"
+        return f"{v:.{digits}g}"
+    return str(value)
+
+
+def with_unit(key: str, value: Any) -> str:
+    """``number`` plus the unit known for ``key`` (probabilities also as percent)."""
+    _, unit = LABELS.get(key, (key, ""))
+    text = number(value)
+    if is_number(value) and unit in _PROBABILITY_UNITS and 0 <= float(value) <= 1:
+        return f"{text} ({float(value):.1%})"
+    if unit and is_number(value) and unit not in _PROBABILITY_UNITS and unit != "ratio":
+        if unit in _SINGULAR and float(value) == 1:
+            unit = _SINGULAR[unit]
+        return f"{text} {unit}"
+    return text
+
+
+def readable(key: str) -> str:
+    """Short label for a key (its unit goes with the value, see :func:`with_unit`)."""
+    return LABELS.get(key, (key.replace("_", " "), ""))[0]
+
+
+def param_text(value: Any) -> str:
+    """A parameter value as text the CLI and :meth:`Param.parse` read back exactly.
+
+    >>> param_text(1/13), param_text(math.log(3)), param_text(None), param_text(5), param_text(0.25)
+    ('1/13', 'ln(3)', 'auto', '5', '0.25')
+    """
+    if value is None:
+        return "auto"
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if v.is_integer():
+            return str(int(v))
+        short = f"{v:.6g}"
+        if float(short) == v:
+            return short
+        if v > 0:
+            e = math.exp(v)
+            if abs(e - round(e)) < 1e-9 and round(e) >= 2:
+                return f"ln({int(round(e))})"
+        frac = Fraction(v).limit_denominator(1000)
+        if float(frac) == v:
+            return f"{frac.numerator}/{frac.denominator}"
+        return repr(v)
+    return str(value)
+
+
+def preset_label(value: Any) -> str:
+    """Select-slider label for a preset: ``ln 3 ≈ 1.099``, ``1/13 ≈ 0.0769``, ``0.1``."""
+    text = param_text(value)
+    if text.startswith("ln("):
+        return f"ln {text[3:-1]} ≈ {float(value):.3f}"
+    if "/" in text:
+        return f"{text} ≈ {float(value):.4g}"
+    return text
+
+
+def safer_text(safer: str | None) -> str:
+    if safer == "higher":
+        return "Higher is safer (more privacy, less utility)."
+    if safer == "lower":
+        return "Lower is safer (more privacy, less utility)."
+    return ""

@@ -1,0 +1,68 @@
+"""Page frame: page config, state initialisation, sidebar status, empty states."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.mechanisms import MECHANISMS
+
+from . import state
+from .data import TableProblem, current_dataset, table_label
+from .fmt import md
+from .params import summary
+
+APP_NAME = "Privacy-utility workbench"
+HOME = "app.py"
+
+
+def page_setup(title: str, icon: str) -> None:
+    """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
+    st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
+    state.init()
+    notes = st.session_state.get(state.URL_NOTES) or []
+    for note in notes:
+        st.warning(md(note))
+    if notes:
+        st.session_state[state.URL_NOTES] = []
+
+
+def need_table(message: str) -> None:
+    """Empty state: say what to do and link to the Home page."""
+    st.info(md(message))
+    st.page_link(HOME, label="Go to the Home page to choose a table", icon=":material/home:")
+
+
+def dataset_or_empty_state():
+    """The current dataset, or None after drawing the empty state."""
+    try:
+        return current_dataset()
+    except TableProblem as exc:
+        need_table(str(exc))
+        return None
+
+
+def sidebar_status() -> None:
+    """A short status of the current table, columns, mechanism and seed."""
+    ss = st.session_state
+    with st.sidebar:
+        st.markdown("**Current choices**")
+        try:
+            data = current_dataset()
+        except TableProblem:
+            data = None
+        lines = [f"Table: {md(table_label())}"]
+        if data is not None:
+            lines.append(f"Records: {data.n:,} · SA: {md(data.sa)} ({data.m:,} values)")
+            qi = ", ".join(md(c) for c in data.qi[:6]) + (" …" if len(data.qi) > 6 else "")
+            lines.append(f"QIs ({len(data.qi)}): {qi}")
+        mech = MECHANISMS.get(ss.get(state.MECH))
+        if mech is not None:
+            lines.append(f"Mechanism: {mech.title}")
+            lines.append(f"Parameters: {summary(mech.params, state.mech_params(mech.name))}")
+        lines.append(f"Seed: {int(ss.get(state.SEED, state.DEFAULT_SEED))}")
+        st.caption("  \n".join(lines))
+        if ss.get(state.SOURCE) == "upload":
+            st.caption("The link in the address bar carries the parameters only: uploaded tables "
+                       "stay in this session and cannot be shared by link.")
+        else:
+            st.caption("The address bar holds these choices: copy the link to share them.")

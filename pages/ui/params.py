@@ -1,0 +1,233 @@
+"""Widgets generated from declared parameters (:class:`core.params.Param`).
+
+One function, :func:`param_inputs`, draws a widget per parameter and returns
+the raw values; the pages never name a parameter.  The widget kind follows
+the declaration:
+
+* ``presets`` -> ``st.select_slider`` over the presets (plus the current value);
+* ``int``/``float`` with both ends and at most 1,000 steps -> ``st.slider``,
+  otherwise ``st.number_input``;
+* ``choice`` -> ``st.radio`` (up to 4 choices) or ``st.selectbox``;
+* ``bool`` -> ``st.toggle``; ``text`` -> ``st.text_input``;
+* ``optional`` -> a checkbox "derive automatically" and, when unticked, the
+  widget above seeded with the derived value.
+
+Labels carry the symbol and the name (``γ (gamma)``), help texts the
+meaning, the range, the paper's default and which way is safer.  Widget keys
+are ``w_<namespace>_<param>``; values are seeded from and copied back into
+the caller's plain store (see :func:`pages.ui.state.seed_widget`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping, Sequence
+
+import streamlit as st
+
+from core.params import Param
+
+from .fmt import number, param_text, preset_label, safer_text
+from .state import seed_widget
+
+MAX_SLIDER_STEPS = 1000
+
+
+def widget_key(ns: str, p: Param) -> str:
+    return f"w_{ns}_{p.name}"
+
+
+def auto_key(ns: str, p: Param) -> str:
+    return f"w_{ns}_{p.name}__auto"
+
+
+def symbol(p: Param) -> str:
+    return p.symbol or p.name
+
+
+def label(p: Param) -> str:
+    return p.name if not p.symbol or p.symbol == p.name else f"{p.symbol} ({p.name})"
+
+
+def help_text(p: Param) -> str:
+    default = "derived automatically" if p.default is None else param_text(p.default)
+    parts = [p.help, f"Allowed: {p.describe()}.", f"Paper default: {default}"
+             + (f" ({p.paper})." if p.paper else ".")]
+    safer = safer_text(p.safer)
+    if safer:
+        parts.append(safer)
+    return "\n\n".join(parts)
+
+
+def _step(p: Param) -> float:
+    if p.step:
+        return p.step
+    if p.kind == "int":
+        return 1
+    if p.low is not None and p.high is not None:
+        return (p.high - p.low) / 100
+    return 0.01
+
+
+def _range(p: Param) -> tuple[float | None, float | None]:
+    """Widget ends: the declared interval, moved one step inward at an open end."""
+    step = _step(p)
+    lo, hi = p.low, p.high
+    if lo is not None and p.closed in {"right", "neither"}:
+        lo = lo + step
+    if hi is not None and p.closed in {"left", "neither"}:
+        hi = hi - step
+    if p.kind == "int":
+        lo = None if lo is None else int(math.ceil(lo))
+        hi = None if hi is None else int(math.floor(hi))
+    else:
+        lo = None if lo is None else float(lo)
+        hi = None if hi is None else float(hi)
+    return lo, hi
+
+
+def _clamp(p: Param, value: Any) -> Any:
+    lo, hi = _range(p)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = float(lo if lo is not None else 0)
+    if lo is not None:
+        v = max(v, lo)
+    if hi is not None:
+        v = min(v, hi)
+    return int(round(v)) if p.kind == "int" else float(v)
+
+
+def _decimals(step: float) -> int:
+    if step >= 1:
+        return 0
+    return max(1, min(6, int(math.ceil(-math.log10(step) - 1e-9))))
+
+
+def _fallback(p: Param) -> Any:
+    lo, hi = _range(p)
+    if lo is not None and hi is not None:
+        return _clamp(p, (lo + hi) / 2)
+    return _clamp(p, lo if lo is not None else (hi if hi is not None else 0))
+
+
+def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
+    """Draw the widget for a numeric (or choice/bool/text) parameter; return its value."""
+    text = label(p)
+    helps = help_text(p)
+    if p.kind == "choice":
+        options = list(p.choices)
+        seed_widget(key, start if start in options else options[0], lambda v: v in options)
+        if len(options) <= 4:
+            return st.radio(text, options, key=key, help=helps, horizontal=True, disabled=disabled,
+                            format_func=str)
+        return st.selectbox(text, options, key=key, help=helps, disabled=disabled, format_func=str)
+    if p.kind == "bool":
+        seed_widget(key, bool(start), lambda v: isinstance(v, bool))
+        return st.toggle(text, key=key, help=helps, disabled=disabled)
+    if p.kind == "text":
+        seed_widget(key, "" if start is None else str(start), lambda v: isinstance(v, str))
+        return st.text_input(text, key=key, help=helps, disabled=disabled)
+    if p.presets:
+        value = _clamp(p, start)
+        options = sorted({float(v) for v in p.presets if p.contains(float(v))} | {float(value)})
+        if p.kind == "int":
+            options = sorted({int(v) for v in options})
+        seed_widget(key, options[min(range(len(options)), key=lambda i: abs(options[i] - value))],
+                    lambda v: v in options)
+        return st.select_slider(text, options=options, key=key, help=helps, disabled=disabled,
+                                format_func=preset_label)
+    lo, hi = _range(p)
+    step = _step(p)
+    value = _clamp(p, start)
+    if p.kind == "int":
+        step = max(1, int(step))
+        value = int(value)
+    else:
+        step = float(step)
+    is_valid = (lambda v: isinstance(v, int) and not isinstance(v, bool)) if p.kind == "int" else \
+        (lambda v: isinstance(v, float))
+    seed_widget(key, value, lambda v: is_valid(v) and p.contains(v))
+    if lo is not None and hi is not None and (hi - lo) / step <= MAX_SLIDER_STEPS:
+        fmt = None if p.kind == "int" else f"%.{_decimals(step)}f"
+        return st.slider(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
+                         disabled=disabled, format=fmt)
+    fmt = None if p.kind == "int" else f"%.{max(_decimals(step), 3)}f"
+    return st.number_input(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
+                           disabled=disabled, format=fmt)
+
+
+def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
+                 derive: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
+                 columns: int = 3) -> dict[str, Any]:
+    """Draw one widget per parameter; return ``{name: value}`` (``None`` = derive).
+
+    ``store`` holds the stored values (missing = default); ``derive(raw)``
+    computes derived values (e.g. a mechanism's ``derived``) and seeds an
+    optional parameter's widget when the user unticks "derive".
+    """
+    raw: dict[str, Any] = {}
+    if not params:
+        st.caption("Nothing to set: no parameters are declared.")
+        return raw
+    cols = st.columns(columns)
+    for i, p in enumerate(params):
+        current = store.get(p.name, p.default)
+        with cols[i % len(cols)]:
+            if p.optional:
+                akey = auto_key(ns, p)
+                seed_widget(akey, current is None, lambda v: isinstance(v, bool))
+                numeric = p.kind in {"int", "float"}
+                text = f"derive {symbol(p)} automatically" if numeric else f"leave {symbol(p)} unset"
+                auto = st.checkbox(text, key=akey,
+                                   help=f"{p.help}\n\nTicked: {symbol(p)} is "
+                                        + ("computed from the other parameters (see Derived values)."
+                                           if numeric else "not used."))
+                if auto:
+                    raw[p.name] = None
+                    st.caption(f"{label(p)}: " + ("derived from the other parameters." if numeric else "unset."))
+                    continue
+                if current is None:
+                    current = _derived_start(p, raw, store, params, derive)
+            raw[p.name] = _number_widget(p, widget_key(ns, p), current)
+    return raw
+
+
+def _derived_start(p: Param, raw: dict, store: Mapping[str, Any], params: Sequence[Param],
+                   derive: Callable | None) -> Any:
+    if derive is not None:
+        trial = {q.name: store.get(q.name, q.default) for q in params}
+        trial.update(raw)
+        trial[p.name] = None
+        try:
+            value = derive(trial).get(p.name)
+            if value is not None and math.isfinite(float(value)):
+                return value
+        except Exception:  # derived values are a convenience here; fall back quietly
+            pass
+    return _fallback(p)
+
+
+def set_values(params: Sequence[Param], ns: str, values: Mapping[str, Any]) -> None:
+    """Set widgets to ``values`` (for a callback, e.g. "use gamma = 7"): next run draws them."""
+    by_name = {p.name: p for p in params}
+    for name, value in values.items():
+        p = by_name.get(name)
+        if p is None:
+            continue
+        if p.optional:
+            st.session_state[auto_key(ns, p)] = value is None
+        if value is not None:
+            st.session_state[widget_key(ns, p)] = _clamp(p, value) if p.kind in {"int", "float"} and not p.presets \
+                else value
+
+
+def summary(params: Sequence[Param], values: Mapping[str, Any]) -> str:
+    """``γ = 5, p = derived``: a one-line summary of parameter values."""
+    parts = []
+    for p in params:
+        v = values.get(p.name, p.default)
+        shown = ("derived" if p.kind in {"int", "float"} else "unset") if v is None else number(v)
+        parts.append(f"{symbol(p)} = {shown}")
+    return ", ".join(parts) if parts else "no parameters"

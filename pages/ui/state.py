@@ -1,0 +1,288 @@
+"""Shared choices in plain ``st.session_state`` keys, mirrored into the URL.
+
+A widget's own key is dropped when its page is not rendered, so every
+widget here is *seeded* from a plain key before it is drawn and copies its
+value back after (:func:`seed_widget`).  The plain keys are the truth:
+
+=====================  ==================================================
+key                    holds
+=====================  ==================================================
+``wb_source``          ``"sample"`` or ``"upload"``
+``wb_sample``          bundled sample name (``"adult"``, ``"census"`` ...)
+``wb_size``            ``{sample name: rows}`` for sized samples
+``wb_upload``          ``{"name", "file_id", "table"}``: the parsed upload,
+                       kept in this session's memory only
+``wb_sa``, ``wb_qi``   sensitive column, tuple of QI columns
+``wb_mech``            current mechanism name
+``wb_params``          ``{mechanism: {param: value}}`` (typed values;
+                       ``None`` = derive automatically)
+``wb_seed``            release seed (int)
+``wb_bound``           current bound name
+``wb_bound_params``    ``{bound: {param: value}}``
+``wb_query``           Query error page settings: ``kind``,
+                       ``settings`` (``{kind: {param: value}}``),
+                       ``compare``, sweep and scatter choices
+=====================  ==================================================
+
+URL format (``st.query_params``), written by every page from the plain keys
+and read once, on a session's first run::
+
+    ?data=adult&sa=occupation&qi=age,sex&mech=uniform&p=auto&rho1=1/13&rho2=1/6&seed=1
+     &bound=splu-utility&bound.gamma=10&wl=seed000&wl.queries=5000&wl.max_attrs=3&wl.seed=0&cmp=uniform,dbr
+
+Parameter values use :func:`pages.ui.fmt.param_text` (fractions such as
+``1/13`` and ``ln(3)`` stay exact and readable) and are parsed back with
+:meth:`core.params.Param.parse`.  An uploaded table cannot be in a URL: the
+link then carries the parameters only (the pages say so).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import streamlit as st
+
+from core import samples
+from core.bounds import BOUNDS
+from core.errors import WorkbenchError
+from core.evaluate import WORKLOADS
+from core.mechanisms import MECHANISMS
+
+from .fmt import param_text
+
+SOURCE = "wb_source"
+SAMPLE = "wb_sample"
+SIZE = "wb_size"
+UPLOAD = "wb_upload"
+SA = "wb_sa"
+QI = "wb_qi"
+MECH = "wb_mech"
+PARAMS = "wb_params"
+SEED = "wb_seed"
+BOUND = "wb_bound"
+BOUND_PARAMS = "wb_bound_params"
+QUERY = "wb_query"
+URL_RESTORED = "wb_url_restored"
+URL_NOTES = "wb_url_notes"
+
+DEFAULT_SAMPLE = "adult"
+DEFAULT_SEED = 1
+
+#: query-parameter names used for the shared state (mechanism parameters use their own names)
+RESERVED = {"data", "sa", "qi", "mech", "seed", "bound", "wl", "cmp"}
+
+
+def _first_mechanism() -> str:
+    return next(iter(MECHANISMS), "")
+
+
+def init() -> None:
+    """Fill missing plain keys with defaults; on a session's first run, restore from the URL."""
+    ss = st.session_state
+    ss.setdefault(SOURCE, "sample")
+    ss.setdefault(SAMPLE, DEFAULT_SAMPLE if samples.is_sample(DEFAULT_SAMPLE) else samples.list_samples()[0].name)
+    ss.setdefault(SIZE, {})
+    ss.setdefault(UPLOAD, None)
+    ss.setdefault(SA, None)
+    ss.setdefault(QI, None)
+    ss.setdefault(MECH, _first_mechanism())
+    ss.setdefault(PARAMS, {})
+    ss.setdefault(SEED, DEFAULT_SEED)
+    ss.setdefault(BOUND, next(iter(BOUNDS), ""))
+    ss.setdefault(BOUND_PARAMS, {})
+    ss.setdefault(QUERY, {})
+    ss.setdefault(URL_NOTES, [])
+    if ss[MECH] not in MECHANISMS:
+        ss[MECH] = _first_mechanism()
+    if ss[BOUND] not in BOUNDS:
+        ss[BOUND] = next(iter(BOUNDS), "")
+    if not ss.get(URL_RESTORED):
+        ss[URL_RESTORED] = True
+        ss[URL_NOTES] = restore(dict(st.query_params))
+
+
+# ---------------------------------------------------------------- widgets
+def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> None:
+    """Give widget ``key`` the stored ``value`` unless it already holds a valid one.
+
+    Call before drawing the widget (without ``value=``), then copy the
+    widget's value back into the plain key.
+    """
+    ss = st.session_state
+    if key not in ss or (valid is not None and not valid(ss[key])):
+        ss[key] = value
+
+
+def mech_params(name: str) -> dict[str, Any]:
+    """Stored raw parameter values of a mechanism (missing = its default)."""
+    return dict(st.session_state.get(PARAMS, {}).get(name, {}))
+
+
+def set_mech_params(name: str, values: Mapping[str, Any]) -> None:
+    st.session_state.setdefault(PARAMS, {})[name] = dict(values)
+
+
+def bound_params(name: str) -> dict[str, Any]:
+    return dict(st.session_state.get(BOUND_PARAMS, {}).get(name, {}))
+
+
+def set_bound_params(name: str, values: Mapping[str, Any]) -> None:
+    st.session_state.setdefault(BOUND_PARAMS, {})[name] = dict(values)
+
+
+def query_settings() -> dict[str, Any]:
+    return st.session_state.setdefault(QUERY, {})
+
+
+def sample_spec() -> str | None:
+    """The bundled sample spec in use (``"census:500000"``), or None for an upload."""
+    ss = st.session_state
+    if ss.get(SOURCE) != "sample":
+        return None
+    name = ss.get(SAMPLE) or DEFAULT_SAMPLE
+    sample = _sample(name)
+    if sample is not None and sample.sized:
+        size = ss.get(SIZE, {}).get(name, sample.default_size)
+        return f"{name}:{int(size)}"
+    return name
+
+
+def _sample(name: str):
+    return next((s for s in samples.list_samples() if s.name == name), None)
+
+
+# ---------------------------------------------------------------- URL
+def url_params() -> dict[str, str]:
+    """The current shared state as query parameters (strings)."""
+    ss = st.session_state
+    out: dict[str, str] = {}
+    spec = sample_spec()
+    if spec is not None:
+        out["data"] = spec
+        if ss.get(SA):
+            out["sa"] = str(ss[SA])
+        if ss.get(QI):
+            out["qi"] = ",".join(map(str, ss[QI]))
+    mech = ss.get(MECH)
+    if mech in MECHANISMS:
+        out["mech"] = mech
+        stored = mech_params(mech)
+        for p in MECHANISMS[mech].params:
+            if p.name in RESERVED or p.name not in stored:
+                continue
+            out[p.name] = param_text(stored[p.name])
+    out["seed"] = str(int(ss.get(SEED, DEFAULT_SEED)))
+    bound = ss.get(BOUND)
+    if bound in BOUNDS and bound in ss.get(BOUND_PARAMS, {}):
+        out["bound"] = bound
+        for key, value in bound_params(bound).items():
+            out[f"bound.{key}"] = param_text(value)
+    q = ss.get(QUERY) or {}
+    if q.get("kind") in WORKLOADS:
+        out["wl"] = str(q["kind"])
+        for key, value in (q.get("settings", {}).get(q["kind"]) or {}).items():
+            out[f"wl.{key}"] = param_text(value)
+    if q.get("compare") is not None:
+        out["cmp"] = ",".join(q["compare"])
+    return out
+
+
+def sync_url() -> None:
+    """Write the shared state into ``st.query_params`` (only when it changed)."""
+    wanted = url_params()
+    try:
+        current = st.query_params.to_dict()
+    except Exception:  # pragma: no cover - outside a script run
+        return
+    if current != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def restore(query: Mapping[str, Any]) -> list[str]:
+    """Load shared state from query parameters; return one note per value that was ignored."""
+    ss = st.session_state
+    notes: list[str] = []
+    q = {k: (v[-1] if isinstance(v, list) else str(v)) for k, v in query.items()}
+    if not q:
+        return notes
+    if "data" in q:
+        spec = q["data"]
+        if samples.is_sample(spec):
+            name, _, size = spec.partition(":")
+            name = name.strip().lower()
+            sample = _sample(name)
+            ss[SOURCE] = "sample"
+            ss[SAMPLE] = name
+            if sample is not None and sample.sized and size:
+                digits = size.replace("_", "").replace(",", "")
+                if digits.isdigit() and 1 <= int(digits) <= samples.MAX_SIZE:
+                    ss[SIZE] = {**ss.get(SIZE, {}), name: int(digits)}
+                else:
+                    notes.append(f"The link's table size '{size}' is not a whole number of rows from 1 to "
+                                 f"{samples.MAX_SIZE:,}; the default size is used.")
+        else:
+            notes.append(f"The link names the table '{spec}', which is not a bundled sample "
+                         "(uploaded tables cannot be shared in a link); load it on the Home page.")
+    if q.get("sa"):
+        ss[SA] = q["sa"]
+    if q.get("qi"):
+        ss[QI] = tuple(c for c in q["qi"].split(",") if c)
+    if "mech" in q:
+        if q["mech"] in MECHANISMS:
+            ss[MECH] = q["mech"]
+        else:
+            notes.append(f"The link names the mechanism '{q['mech']}', which this workbench does not have; "
+                         f"choose one of: {', '.join(MECHANISMS)}.")
+    mech = ss.get(MECH)
+    if mech in MECHANISMS:
+        values = mech_params(mech)
+        for p in MECHANISMS[mech].params:
+            if p.name in q and p.name not in RESERVED:
+                try:
+                    values[p.name] = p.parse(q[p.name], mech)
+                except WorkbenchError as exc:
+                    notes.append(f"Ignored from the link: {exc}")
+        set_mech_params(mech, values)
+    if "seed" in q:
+        try:
+            ss[SEED] = int(q["seed"])
+        except ValueError:
+            notes.append(f"Ignored from the link: the seed must be a whole number. Got {q['seed']}.")
+    if "bound" in q:
+        name = q["bound"]
+        if name in BOUNDS:
+            ss[BOUND] = name
+            values = bound_params(name)
+            for p in BOUNDS[name].params:
+                key = f"bound.{p.name}"
+                if key in q:
+                    try:
+                        values[p.name] = p.parse(q[key], f"bound {name}")
+                    except WorkbenchError as exc:
+                        notes.append(f"Ignored from the link: {exc}")
+            set_bound_params(name, values)
+        else:
+            notes.append(f"The link names the curve '{name}', which this workbench does not have.")
+    if "wl" in q:
+        settings = query_settings()
+        kind = q["wl"]
+        if kind in WORKLOADS:
+            settings["kind"] = kind
+            values = dict(settings.setdefault("settings", {}).get(kind, {}))
+            for p in WORKLOADS[kind].params:
+                key = f"wl.{p.name}"
+                if key in q:
+                    try:
+                        values[p.name] = p.parse(q[key], f"workload {kind}")
+                    except WorkbenchError as exc:
+                        notes.append(f"Ignored from the link: {exc}")
+            settings["settings"][kind] = values
+        else:
+            notes.append(f"The link names the workload '{kind}'; choose one of: {', '.join(WORKLOADS)}.")
+    if "cmp" in q:
+        chosen = [c for c in q["cmp"].split(",") if c]
+        unknown = [c for c in chosen if c not in MECHANISMS]
+        if unknown:
+            notes.append(f"Ignored from the link: no mechanism named {', '.join(unknown)}.")
+        query_settings()["compare"] = [c for c in chosen if c in MECHANISMS]
+    return notes

@@ -1,0 +1,79 @@
+"""Shared fixtures for the page tests (AppTest) and the browser test."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+#: AppTest's default of 3 s is too short for a first load of Adult plus a release
+TIMEOUT = 60
+
+
+@pytest.fixture(autouse=True)
+def _fresh_streamlit_caches(request):
+    """Streamlit's caches outlive an AppTest instance: start every page test from empty caches."""
+    if not request.module.__name__.rpartition(".")[2].startswith("test_app_"):
+        yield
+        return
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def app(page: str | None = None, query: dict | None = None):
+    """A fresh AppTest of the whole app, run once on ``page`` (``"pages/1_Sanitize.py"``) or Home."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if query:
+        at.query_params.update(query)
+    if page is not None:
+        # the session's first run happens on ``page``, as when a shared link is opened
+        at.switch_page(page)
+    return at.run()
+
+
+def no_exception(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def charts(at) -> dict[str, dict]:
+    """Plotly figures on the page: element key (``chart_sa``) -> figure JSON."""
+    out = {}
+    for el in at.get("plotly_chart"):
+        key = el.proto.id.split("-", 2)[-1]  # ids look like "$$ID-<hash>-<key>"
+        out[key] = json.loads(el.proto.spec)
+    return out
+
+
+def chart_data(at) -> list[str]:
+    """The data part of every plotly figure on the page, as JSON text (for before/after comparisons)."""
+    return [json.dumps(json.loads(el.proto.spec)["data"], sort_keys=True) for el in at.get("plotly_chart")]
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def frame_with(at, column: str):
+    """The first ``st.dataframe`` on the page that has ``column`` (dataframes carry no key in AppTest)."""
+    for el in at.dataframe:
+        value = el.value
+        if column in value.columns:
+            return value
+    raise KeyError(f"no dataframe with a column {column!r}")
+
+
+def plain(markdown: str) -> str:
+    """Text of a Markdown body with backslash escapes removed (pages escape user data)."""
+    import re
+
+    return re.sub(r"\\(.)", r"\1", markdown)

@@ -1,0 +1,98 @@
+"""AppTest of the Bounds page: every registered curve, its parameter widgets, chart, notes, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import app, charts, metrics, no_exception
+from core.bounds import BOUNDS
+from pages.ui.params import widget_key
+
+PAGE = "pages/2_Bounds.py"
+
+
+def _curve_chart(at) -> dict:
+    return charts(at)["chart_curve"]
+
+
+def _moved(p, value):
+    """Another valid value of a declared parameter (one step up, or down at the top)."""
+    step = p.step or 1
+    lo = p.low + (step if p.closed in {"right", "neither"} else 0) if p.low is not None else None
+    hi = p.high - (step if p.closed in {"left", "neither"} else 0) if p.high is not None else None
+    new = value + step
+    if hi is not None and new > hi:
+        new = value - step
+    if lo is not None and new < lo:
+        new = lo
+    return int(new) if p.kind == "int" else float(new)
+
+
+@pytest.mark.parametrize("name", list(BOUNDS))
+def test_every_bound_renders_and_every_slider_moves_its_curve(name):
+    at = app(PAGE, query={"bound": name})
+    no_exception(at)
+    assert at.selectbox(key="w_bound").value == name
+    fig = _curve_chart(at)
+    curve = BOUNDS[name].curve()
+    names = [trace["name"] for trace in fig["data"]]
+    for key in curve.series:  # every series labelled with Curve.label
+        assert curve.label(key) in names
+    assert any(c.value == curve.caption for c in at.caption)
+    assert at.expander and at.expander[0].label == "What this curve shows"
+    if curve.log_y:
+        assert fig["layout"]["yaxis"]["type"] == "log"
+    for p in BOUNDS[name].params:
+        key = widget_key(f"b_{name}", p)
+        widget = next((w for w in [*at.slider, *at.number_input, *at.select_slider] if w.key == key), None)
+        assert widget is not None, key
+        before = json.dumps(_curve_chart(at)["data"], sort_keys=True) + json.dumps(metrics(at))
+        widget.set_value(_moved(p, widget.value)).run()
+        no_exception(at)
+        after = json.dumps(_curve_chart(at)["data"], sort_keys=True) + json.dumps(metrics(at))
+        assert after != before, f"moving {p.name} changed nothing"
+        assert at.query_params[f"bound.{p.name}"]
+
+
+@pytest.mark.skipif("splu-utility" not in BOUNDS, reason="SPLU utility curve not registered")
+def test_published_formula_is_drawn_distinctly():
+    at = app(PAGE, query={"bound": "splu-utility"})
+    no_exception(at)
+    traces = {t["name"]: t for t in _curve_chart(at)["data"]}
+    published = next(t for n, t in traces.items() if "as published (incorrect)" in n)
+    exact = next(t for n, t in traces.items() if n.startswith("exact"))
+    assert published["line"].get("dash") in {"dot", "dash"}
+    assert exact["line"].get("dash") in (None, "solid")
+    shapes = _curve_chart(at)["layout"].get("shapes", [])
+    assert shapes, "T_E is drawn as a horizontal line"
+    assert "T_f exact" in metrics(at)
+
+
+@pytest.mark.skipif("splu-privacy" not in BOUNDS, reason="SPLU privacy curve not registered")
+def test_gamma_moves_the_privacy_read_out():
+    at = app(PAGE, query={"bound": "splu-privacy"})
+    before = metrics(at)["T_p (small-sum privacy)"]
+    at.slider(key="w_b_splu-privacy_gamma").set_value(5).run()
+    no_exception(at)
+    assert metrics(at)["T_p (small-sum privacy)"] != before
+
+
+@pytest.mark.skipif("retention" not in BOUNDS, reason="retention curve not registered")
+def test_invalid_parameter_combination_is_one_error():
+    at = app(PAGE, query={"bound": "retention"})
+    at.slider(key="w_b_retention_rho1").set_value(0.5).run()
+    no_exception(at)
+    assert len(at.error) == 1 and "rho1" in at.error[0].value
+    assert "chart_curve" not in charts(at)
+
+
+def test_bound_choice_survives_a_page_switch():
+    names = list(BOUNDS)
+    at = app(PAGE)
+    at.selectbox(key="w_bound").set_value(names[-1]).run()
+    at.switch_page("app.py").run()
+    at.switch_page(PAGE).run()
+    no_exception(at)
+    assert at.selectbox(key="w_bound").value == names[-1]

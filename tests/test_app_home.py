@@ -1,0 +1,174 @@
+"""AppTest of the Home page (app.py): table choice, columns, SA chart, eligibility, uploads, URL."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+
+from conftest import app, charts, frame_with, metrics, no_exception
+from core.mechanisms import MECHANISMS
+from pages.ui.data import handle_upload
+
+
+def test_renders_adult_by_default():
+    at = app()
+    no_exception(at)
+    assert at.title[0].value == "Privacy-utility workbench"
+    m = metrics(at)
+    assert m["Records used"] == "45,222 rows"
+    assert m["Distinct SA values (m)"] == "14 values"
+    assert "chart_sa" in charts(at)
+    assert any("Look at the tallest bar" in c.value for c in at.caption)
+    eligibility = frame_with(at, "why not / what would work")
+    assert len(eligibility) == len(MECHANISMS)
+    assert (eligibility["eligible"] == "yes").all()
+    # the shared state is in the URL
+    assert at.query_params["data"] == "adult"
+    assert at.query_params["sa"] == "occupation"
+
+
+def test_every_widget_moves_and_the_page_follows():
+    at = app()
+    before = charts(at)["chart_sa"]["data"]
+
+    at.selectbox(key="w_sample").set_value("toy-splu").run()
+    no_exception(at)
+    assert metrics(at)["Records used"] == "9 rows"
+    assert at.selectbox(key="w_sa").value == "disease"
+    assert "id" not in at.multiselect(key="w_qi").value
+    assert charts(at)["chart_sa"]["data"] != before
+
+    at.selectbox(key="w_sa").set_value("zip_code").run()
+    no_exception(at)
+    assert metrics(at)["Distinct SA values (m)"] == "3 values"
+    assert "zip_code" not in at.multiselect(key="w_qi").value
+
+    at.multiselect(key="w_qi").set_value(["age", "disease"]).run()
+    no_exception(at)
+    assert at.query_params["qi"] == "age,disease"
+
+    at.selectbox(key="w_sample").set_value("census").run()
+    at.number_input(key="w_size_census").set_value(3000).run()
+    no_exception(at)
+    assert metrics(at)["Records used"] == "3,000 rows"
+    assert at.query_params["data"] == "census:3000"
+
+    at.radio(key="w_source").set_value("upload").run()
+    no_exception(at)
+    assert at.file_uploader(key="w_upload")  # the uploader is shown
+    assert any("Upload a file above" in i.value for i in at.info)
+
+
+BAD_UPLOADS = [
+    ("empty.csv", b"", "empty"),
+    ("blank.csv", b"   \n\n", "empty"),
+    ("header.csv", b"age,sex,disease\n", "no data rows"),
+    ("one.csv", b"disease\nflu\ncold\n", "only one column"),
+    ("junk.csv", bytes(range(256)) * 8, "binary"),
+    ("latin1.csv", "age,city\n30,Zürich\n40,Köln\n".encode("latin-1"), "UTF-8"),
+    ("ragged.csv", b"a,b,c\n1,2,3\n4,5,6,7,8\n", "fields"),
+    ("fake.parquet", b"PAR1 this is not parquet", "Parquet"),
+]
+
+
+@pytest.mark.parametrize("name,content,words", BAD_UPLOADS, ids=[b[0] for b in BAD_UPLOADS])
+def test_upload_handler_gives_one_sentence(name, content, words):
+    table, message = handle_upload(name, content)
+    assert table is None
+    assert words.lower() in message.lower()
+    assert "\n" not in message and "Traceback" not in message
+
+
+@pytest.mark.parametrize("name,content,words", BAD_UPLOADS[:6:2], ids=[b[0] for b in BAD_UPLOADS[:6:2]])
+def test_bad_upload_shows_an_error_not_a_traceback(name, content, words):
+    at = app()
+    at.radio(key="w_source").set_value("upload").run()
+    at.file_uploader(key="w_upload").set_value((name, content, "text/csv")).run()
+    no_exception(at)
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and words.lower() in errors[0].lower(), errors
+
+
+def test_good_upload_is_used_and_kept_out_of_the_url():
+    frame = pd.DataFrame({"age": [30, 40, 50, 60] * 10, "sex": ["F", "M"] * 20,
+                          "diagnosis": ["flu", "cold", "hiv", "cancer", "flu"] * 8})
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    at = app()
+    at.radio(key="w_source").set_value("upload").run()
+    at.file_uploader(key="w_upload").set_value(("ward.parquet", buf.getvalue(), "application/octet-stream")).run()
+    no_exception(at)
+    assert not at.error
+    assert metrics(at)["Records used"] == "40 rows"
+    assert at.selectbox(key="w_sa").value == "diagnosis"
+    assert "data" not in at.query_params
+    assert any("never written to disk" in c.value for c in at.caption)
+    # a bad file afterwards shows its error and keeps the good table
+    at.file_uploader(key="w_upload").set_value(("bad.csv", b"", "text/csv")).run()
+    no_exception(at)
+    assert len(at.error) == 1
+    assert metrics(at)["Records used"] == "40 rows"
+
+
+def test_ineligible_mechanism_says_why_from_a_link():
+    # anatomy with l = 12 on Adult: the SPEC's example sentence
+    at = app(query={"data": "adult", "mech": "anatomy", "l": "12"})
+    no_exception(at)
+    table = frame_with(at, "why not / what would work")
+    row = table[table["mechanism"] == MECHANISMS["anatomy"].title].iloc[0]
+    assert row["eligible"] == "NO"
+    assert "N/12 = 3,768" in row["why not / what would work"]
+    assert "largest feasible l is 7" in row["why not / what would work"]
+
+
+def test_link_restores_state_and_reports_what_it_ignores():
+    at = app(query={"data": "toy-sdr", "mech": "no-such-mechanism", "seed": "7", "qi": "sex"})
+    no_exception(at)
+    assert metrics(at)["Records used"] == "42 rows"
+    assert at.multiselect(key="w_qi").value == ["sex"]
+    assert any("no-such-mechanism" in w.value for w in at.warning)
+    assert at.query_params["seed"] == "7"
+
+
+def test_forgetting_the_upload_returns_to_the_empty_state():
+    at = app()
+    at.radio(key="w_source").set_value("upload").run()
+    at.file_uploader(key="w_upload").set_value(("t.csv", b"a,b,s\n1,x,p\n2,y,q\n3,x,q\n", "text/csv")).run()
+    assert metrics(at)["Records used"] == "3 rows"
+    at.file_uploader(key="w_upload").set_value(None).run()
+    at.button(key="w_forget_upload").click().run()
+    no_exception(at)
+    assert at.session_state["wb_upload"] is None
+    assert any("Upload a file above" in i.value for i in at.info)
+
+
+@pytest.mark.parametrize("value", [1 / 13, 1 / 6, 0.25, 5, 2.0, None])
+def test_url_values_read_back_exactly(value):
+    import math
+
+    from core.params import Param
+    from pages.ui.fmt import param_text
+
+    p = Param("x", "x", "test", 0.5, low=0, high=10, optional=True)
+    assert p.parse(param_text(value)) == value
+    q = Param("eps", "ε", "test", 1.0, low=0, high=10, closed="right")
+    assert q.parse(param_text(math.log(3))) == math.log(3)
+
+
+def test_unicode_html_and_markdown_in_names_and_values_render_safely():
+    rows = ["<b>ward</b>,âge,*diagnosis*"] + [f"w{i % 3},{20 + i % 7},{['$flu$', '_cold_', '[x](javascript:1)', 'grippe 🤒'][i % 4]}"
+                                             for i in range(40)]
+    at = app()
+    at.radio(key="w_source").set_value("upload").run()
+    at.file_uploader(key="w_upload").set_value(("ünï <i>code</i>.csv", "\n".join(rows).encode(), "text/csv")).run()
+    no_exception(at)
+    assert not at.error
+    assert at.selectbox(key="w_sa").value == "*diagnosis*"
+    assert metrics(at)["Distinct SA values (m)"] == "4 values"
+    shown = " ".join(c.value for c in at.caption) + " ".join(s.value for s in at.success)
+    assert "\\<i\\>" in shown  # the file name is escaped, not rendered as HTML/Markdown
+    at.switch_page("pages/1_Sanitize.py").run()
+    no_exception(at)
+    assert not at.error

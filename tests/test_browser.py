@@ -1,0 +1,140 @@
+"""One real-browser test: ``streamlit run app.py`` driven by Debian's chromium through Playwright.
+
+Loads the app, opens the Bounds page, moves a slider with the keyboard and
+checks that the chart's data and a read-out changed; then does the same on
+the Sanitize page (SPLU's gamma on Adult) and prints how long the rerun took.
+The server is started here and stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+pytestmark = pytest.mark.browser
+
+_FIGURE = "() => { const g = document.querySelector('.js-plotly-plot'); " \
+          "return g && g.data ? JSON.stringify(g.data.map(t => [t.name, t.y])) : null; }"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {proc.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise TimeoutError(f"streamlit did not answer on port {port} within {timeout:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()  # this PID only
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _wait_for(fn, timeout: float = 30, interval: float = 0.05):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = fn()
+        if value:
+            return value
+        time.sleep(interval)
+    return None
+
+
+def _move_first_slider(page) -> tuple[str, str]:
+    slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
+    before = slider.input_value()
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    return before, slider
+
+
+def test_bounds_slider_changes_the_chart(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/Bounds?bound=splu-privacy", timeout=60_000)
+        page.wait_for_selector('[data-testid="stMetricValue"]', timeout=60_000)
+        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        figure_before = _wait_for(lambda: page.evaluate(_FIGURE))
+        metrics_before = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+        assert figure_before
+
+        value_before, slider = _move_first_slider(page)
+        changed = _wait_for(lambda: (f := page.evaluate(_FIGURE)) and f != figure_before and f)
+        assert changed, "the chart did not change after the slider moved"
+        assert int(slider.input_value()) == int(value_before) + 1
+        legend = [name for name, _ in json.loads(changed)]
+        assert any(name.startswith("T_p") for name in legend)
+        assert _wait_for(lambda: page.locator('[data-testid="stMetricValue"]').all_inner_texts() != metrics_before)
+        assert "bound.gamma=" + str(int(value_before) + 1) in page.url
+    finally:
+        page.close()
+
+
+def test_sanitize_slider_reruns_fast_on_adult(server, browser):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server}/Sanitize?data=adult&mech=splu&gamma=5&seed=1", timeout=60_000)
+        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        figure_before = _wait_for(lambda: page.evaluate(_FIGURE), timeout=60)
+        metrics_before = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+        start = time.perf_counter()
+        _move_first_slider(page)
+        changed = _wait_for(lambda: (f := page.evaluate(_FIGURE)) and f != figure_before and f, timeout=30)
+        elapsed = time.perf_counter() - start
+        assert changed, "the before/after histogram did not change after gamma moved"
+        assert page.locator('[data-testid="stMetricValue"]').all_inner_texts() != metrics_before
+        print(f"\nSanitize rerun after a slider move on Adult: {elapsed:.2f} s (keypress to new chart)")
+    finally:
+        page.close()
