@@ -11,7 +11,7 @@ from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
 from pages import ui
-from pages.ui import cached, state
+from pages.ui import cached, experiments, state
 from pages.ui.fmt import md, number, param_text
 from pages.ui.params import label as plabel
 from pages.ui.params import param_inputs, summary
@@ -229,3 +229,6 @@ else:
         "privacy; large counts (right) should hug the line for utility. "
         + (f"{low:,} estimates below 0.5 (zero or negative, as unbiased estimators may give) are drawn at 0.5 "
            "so they stay visible on the log axes." if low else ""))
+
+# ------------------------------------------------------------------ paper figures
+experiments.render("query_error", data)

@@ -11,10 +11,12 @@ Modules:
 * :mod:`pages.ui.params`: widgets generated from declared parameters;
 * :mod:`pages.ui.layout`: page config, sidebar status, empty states;
 * :mod:`pages.ui.fmt`: number formatting, labels and units;
-* :mod:`pages.ui.views`: the hook for mechanism-specific views.
+* :mod:`pages.ui.views`: the hook for mechanism-specific views;
+* :mod:`pages.ui.attacks`: the attack views of the Attacks page (one module each);
+* :mod:`pages.ui.experiments`: renders the paper-figure experiments of a page.
 
 Figures live in :mod:`core.figures` (no streamlit), so a report can reuse them.
 """
 
-from . import cached, data, fmt, layout, params, state, views  # noqa: F401
+from . import attacks, cached, data, experiments, fmt, layout, params, state, views  # noqa: F401
 from .layout import dataset_or_empty_state, need_table, page_setup, sidebar_status  # noqa: F401

@@ -1,0 +1,37 @@
+"""Attacks: what an adversary learns from a release, measured on the loaded table."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import ui
+from pages.ui import attacks, experiments, state
+from pages.ui.fmt import md
+
+ui.page_setup("Attacks", "🕵️")
+st.title("Attacks: what can an adversary infer?")
+st.markdown(
+    "Each tab plays an adversary against the release of the loaded table, using only what is published "
+    "(and, where the attack says so, what the adversary is assumed to know). Read them as the privacy "
+    "side of the trade-off: the Query error page shows what the same settings cost in accuracy.")
+
+data = ui.dataset_or_empty_state()
+ui.sidebar_status()
+state.sync_url()
+if data is None:
+    st.stop()
+
+modules = attacks.discover()
+if not modules:
+    st.info("No attack views are installed yet.")
+else:
+    tabs = st.tabs([m.TITLE for m in modules])
+    for tab, module in zip(tabs, modules):
+        with tab:
+            try:
+                module.render(data)
+            except Exception as exc:  # one broken view must not hide the others or show a traceback
+                st.error(f"This view failed on the current table ({type(exc).__name__}: {md(exc)}); "
+                         "please report it.")
+
+experiments.render("attacks", data, heading="More attack experiments from the papers")

@@ -1,0 +1,78 @@
+"""Render the paper-figure experiments registered for a page (:mod:`core.experiments`).
+
+Each experiment declares its settings; the section draws inputs for them,
+runs the experiment behind a button (they sweep several releases, so a
+slider move must not start one), caches the result per (dataset, settings)
+and draws its figures, tables and notes with their captions.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import experiments as _experiments
+from core.errors import WorkbenchError
+from core.table import Dataset
+
+from . import state
+from .cached import TTL, items
+from .fmt import md
+from .params import param_inputs
+
+STORE = "wb_experiments"
+
+
+@st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
+def _run(_data: Dataset, data_key: str, name: str, settings: tuple, _progress=None):
+    return _experiments.get(name)(_data, dict(settings), _progress)
+
+
+def render(page: str, data: Dataset, heading: str = "Figures from the papers") -> None:
+    """A selector over the experiments registered with ``page``; nothing if there are none."""
+    exps = _experiments.for_page(page)
+    if not exps:
+        return
+    st.header(heading)
+    names = [e.name for e in exps]
+    store = st.session_state.setdefault(STORE, {})
+    key = f"w_exp_{page}"
+    state.seed_widget(key, store.get(f"{page}:current", names[0]), lambda v: v in names)
+    name = st.selectbox("Experiment", names, key=key, format_func=lambda n: _experiments.get(n).title)
+    store[f"{page}:current"] = name
+    exp = _experiments.get(name)
+    st.caption(f"{exp.explain} Source: {exp.paper}.")
+    raw = param_inputs(exp.params, store.get(name, {}), f"exp_{name}", columns=4)
+    store[name] = raw
+    try:
+        settings = exp.resolve(raw)
+    except WorkbenchError as exc:
+        st.error(md(exc))
+        return
+    run_key = (data.key, name, items(settings))
+    done = store.setdefault("done", set())
+    if st.button("Run", key=f"w_exp_run_{name}", type="primary") or run_key in done:
+        bar = st.progress(0.0, text=f"{exp.title}…")
+
+        def progress(fraction: float, text: str = "") -> None:
+            bar.progress(min(max(fraction, 0.0), 1.0), text=text or f"{exp.title}…")
+
+        try:
+            result = _run(data, data.key, name, items(settings), progress)
+        except WorkbenchError as exc:
+            bar.empty()
+            st.error(md(exc))
+            return
+        bar.empty()
+        done.add(run_key)
+        for note in result.notes:
+            st.info(md(note))
+        for i, (title, fig, caption) in enumerate(result.figures):
+            st.markdown(f"**{md(title)}**")
+            st.plotly_chart(fig, key=f"exp_{name}_fig_{i}")
+            st.caption(caption)
+        for i, (title, frame, caption) in enumerate(result.tables):
+            st.markdown(f"**{md(title)}**")
+            st.dataframe(frame, hide_index=True, key=f"exp_{name}_table_{i}")
+            st.caption(caption)
+    else:
+        st.caption("Press Run: the experiment sanitizes the table several times, which takes a few seconds.")
