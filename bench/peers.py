@@ -23,9 +23,9 @@ from typing import Any, Callable
 import numpy as np
 
 from core import mechanisms
-from core.counting import select
+
 from core.table import Dataset
-from core.workload import Workload, data_records
+from core.workload import Workload
 
 PEER_QUERY_CAP = 500  # peers answer queries one mask at a time: time a sample and scale
 

@@ -60,7 +60,6 @@ def run_one(dataset: str, mechanisms_: list[str] | None, repeat: int, queries: i
     rows = []
     names = mechanisms_ or list(mechanisms.MECHANISMS)
     for name in names:
-        mech = mechanisms.get(name)
         row = {"mechanism": name}
         try:
             t_san, release = _median(lambda: mechanisms.sanitize(data, name, None, seed=1), repeat)

@@ -224,6 +224,39 @@ def parse_number(text: str) -> float | None:
     return float(frac)
 
 
+def format_value(value: Any) -> str:
+    """A parameter value as text that :meth:`Param.parse` reads back exactly.
+
+    Fractions and natural logarithms are written as the papers write them,
+    so a manifest or a link stays readable.
+
+    >>> format_value(1/13), format_value(math.log(3)), format_value(None), format_value(5), format_value(0.25)
+    ('1/13', 'ln(3)', 'auto', '5', '0.25')
+    """
+    if value is None:
+        return "auto"
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "true" if value else "false"
+    if isinstance(value, int) or type(value).__module__ == "numpy" and "int" in type(value).__name__:
+        return str(int(value))
+    if isinstance(value, float) or type(value).__module__ == "numpy" and "float" in type(value).__name__:
+        v = float(value)
+        if v.is_integer():
+            return str(int(v))
+        short = f"{v:.6g}"
+        if float(short) == v:
+            return short
+        if v > 0:
+            e = math.exp(v)
+            if abs(e - round(e)) < 1e-9 and round(e) >= 2:
+                return f"ln({int(round(e))})"
+        frac = Fraction(v).limit_denominator(1000)
+        if float(frac) == v:
+            return f"{frac.numerator}/{frac.denominator}"
+        return repr(v)
+    return str(value)
+
+
 def _fmt(x: float) -> str:
     if float(x).is_integer():
         return str(int(x))

@@ -23,6 +23,7 @@ import pandas as pd
 
 from . import __version__
 from .errors import DataError
+from .params import format_value
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -95,7 +96,7 @@ class Release:
         args += ["--mechanism", self.mechanism]
         for key, value in self.source.get("raw_params", {}).items():
             if value is not None:
-                args += ["--param", f"{key}={value}"]
+                args += ["--param", f"{key}={format_value(value)}"]
         args += ["--seed", str(self.seed), "--out", "release" + (".csv" if len(self.tables) == 1 else "")]
         return " ".join(shlex.quote(a) for a in args)
 

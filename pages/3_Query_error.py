@@ -201,7 +201,7 @@ else:
             st.plotly_chart(fig, key="chart_sweep")
             direction = {"higher": "to the right", "lower": "to the left"}.get(sparam.safer or "", "")
             st.caption(
-                f"Each line is one band of queries. Follow the small-count line to see privacy grow"
+                "Each line is one band of queries. Follow the small-count line to see privacy grow"
                 + (f" as {sparam.symbol} moves {direction} (the safer direction)" if direction else "")
                 + ", and the selectivity lines to see what that costs large counts. "
                 f"Same workload and release seed ({seed}) at every point.")

@@ -4,7 +4,6 @@ import io
 import json
 import zipfile
 
-import numpy as np
 import pandas as pd
 import pytest
 

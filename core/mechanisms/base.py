@@ -27,7 +27,7 @@ import numpy as np
 from .. import params as _params
 from ..counting import QueryBatch, Records, select
 from ..errors import NotEligible
-from ..release import Published, Release
+from ..release import CodedTable, Published, Release
 from ..table import Dataset
 
 
@@ -126,10 +126,8 @@ def shuffled(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def qi_table(data: Dataset, order: np.ndarray, sa_codes: np.ndarray | None = None,
-             sa_labels: np.ndarray | None = None) -> "CodedTable":
+             sa_labels: np.ndarray | None = None) -> CodedTable:
     """The QI columns (and optionally an SA column) of ``data`` in row order ``order``."""
-    from ..release import CodedTable
-
     columns = {c: data.qi_codes[j][order] for j, c in enumerate(data.qi)}
     labels: dict[str, np.ndarray | None] = {c: data.qi_labels[j] for j, c in enumerate(data.qi)}
     if sa_codes is not None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from core.params import format_value
 
 #: key -> (label, unit); unit "" means a pure number, "%" a probability/share shown as percent too
 LABELS: dict[str, tuple[str, str]] = {
@@ -130,33 +131,8 @@ def readable(key: str) -> str:
 
 
 def param_text(value: Any) -> str:
-    """A parameter value as text the CLI and :meth:`Param.parse` read back exactly.
-
-    >>> param_text(1/13), param_text(math.log(3)), param_text(None), param_text(5), param_text(0.25)
-    ('1/13', 'ln(3)', 'auto', '5', '0.25')
-    """
-    if value is None:
-        return "auto"
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, (int, np.integer)):
-        return str(int(value))
-    if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if v.is_integer():
-            return str(int(v))
-        short = f"{v:.6g}"
-        if float(short) == v:
-            return short
-        if v > 0:
-            e = math.exp(v)
-            if abs(e - round(e)) < 1e-9 and round(e) >= 2:
-                return f"ln({int(round(e))})"
-        frac = Fraction(v).limit_denominator(1000)
-        if float(frac) == v:
-            return f"{frac.numerator}/{frac.denominator}"
-        return repr(v)
-    return str(value)
+    """A parameter value as text the CLI and :meth:`Param.parse` read back exactly (``1/13``, ``ln(3)``)."""
+    return format_value(value)
 
 
 def preset_label(value: Any) -> str:
