@@ -31,11 +31,30 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .params import Param
 from .risk import Point, SMALL_SUM_TOLERANCE, Targets, sweep_points
 from .table import Dataset
 from .workload import Workload
 
 ALPHA = 10  # small counts are 1..ALPHA (seed 000)
+
+#: the explorer's settings, declared once for the Trade-offs page, its link and the CLI
+SETTINGS = (
+    Param("queries", "Q", "Size of the seed 000 workload measuring utility and small-sum disclosure.", 2000,
+          kind="int", low=100, high=20_000, paper="seed 000 §6.1: pools of 5,000"),
+    Param("records", "R", "Records sampled for the inference attack (the same sample for every setting).", 2000,
+          kind="int", low=100, high=20_000),
+    Param("small_privacy", "P_small", "Target: at least this chance that a small count (1-10) is off by 30% or "
+          "more. Empty = no target.", 0.6, low=0, high=1, optional=True, step=0.05, safer="higher",
+          paper="issue example: 60%"),
+    Param("large_error", "E_large", "Target: mean relative error of large counts at most this. Empty = no target.",
+          0.10, low=0, high=10, closed="right", optional=True, step=0.01, safer="higher", paper="issue example: 10%"),
+    Param("selectivity", "s", "Large counts are queries answering at least this share of the table.", 0.01,
+          low=0.005, high=0.05, step=0.005, paper="issue example: 1%"),
+    Param("max_lift", "L_max", "Target: the adversary's accuracy at most this many times that of always guessing "
+          "the most common value. Empty = no target.", 1.5, low=0.5, high=10, optional=True, step=0.1,
+          safer="lower", paper="issue example: 1.5x"),
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,11 @@ class Goals:
     large_error: float | None = 0.10  # max mean relative error of large counts
     large_selectivity: float = 0.01  # ... counting queries of at least this selectivity
     max_lift: float | None = 1.5  # max inference lift over the global mode
+
+    @classmethod
+    def from_settings(cls, values: Mapping[str, Any]) -> "Goals":
+        return cls(small_privacy=values.get("small_privacy"), large_error=values.get("large_error"),
+                   large_selectivity=values.get("selectivity", 0.01), max_lift=values.get("max_lift"))
 
     def describe(self) -> list[str]:
         out = []
