@@ -36,7 +36,7 @@ def _mechanism_help() -> str:
         if not mech.params:
             lines.append("      (no parameters)")
         for p in mech.params:
-            default = "derived" if p.default is None else _fmt(p.default)
+            default = ("derived" if p.kind in {"int", "float"} else "unset") if p.default is None else _fmt(p.default)
             lines.append(f"      {p.name:<12}{p.describe()}, default {default}: {p.help}")
     return "\n".join(lines)
 
@@ -69,14 +69,12 @@ def _sample_help() -> str:
     lines = ["DATA is a CSV, TSV or Parquet file, or a bundled sample:"]
     for s in samples.list_samples():
         name = s.name + (f"[:N] (default N = {s.default_size:,})" if s.sized else "")
-        lines.append(f"  {name:<34}{s.title}")
+        lines.append(f"  {name:<36}{s.title}")
     return "\n".join(lines)
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+    return format_value(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
