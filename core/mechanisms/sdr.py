@@ -633,9 +633,10 @@ class SDR(Mechanism):
         columns[data.sa], labels[data.sa] = sa[order], data.sa_labels
         table = CodedTable(columns=columns, labels=labels)
 
+        natural = np.argsort(natural_rank(data.sa_labels), kind="stable")
         subtables = [{
             "name": str(names[i]),
-            "values": [str(v) for v in data.sa_labels[member[i]]],
+            "values": [str(data.sa_labels[x]) for x in natural if member[i, x]],
             "rows": int(pl.size[i]),
             "m": int(pl.m[i]),
             "rho1": float(pl.rho1_i[i]),
