@@ -102,3 +102,24 @@ def test_query_error_experiments_run_on_the_loaded_table():
     at.button(key="w_exp_run_seed002-scatter").click().run()
     no_exception(at)
     assert any(k.startswith("exp_seed002-scatter_fig") for k in charts(at))
+
+
+def test_bounds_page_sdr_error_text_inputs_move_the_curve():
+    import json
+
+    at = app("pages/2_Bounds.py", query={"bound": "sdr-error"})
+    no_exception(at)
+    m = metrics(at)
+    assert m["sub-tables at your counts"] == "2 sub-tables"  # Example 1's T1, T2
+    before = json.dumps(charts(at)["chart_curve"]["data"], sort_keys=True)
+    at.text_input(key="w_b_sdr-error_counts").set_value("30,30,20,20,10,10,5,5,5,5,5,5").run()
+    no_exception(at)
+    assert json.dumps(charts(at)["chart_curve"]["data"], sort_keys=True) != before
+    names = [t["name"] for t in charts(at)["chart_curve"]["data"]]
+    at.text_input(key="w_b_sdr-error_ms").set_value("2,1000").run()
+    no_exception(at)
+    names2 = [t["name"] for t in charts(at)["chart_curve"]["data"]]
+    assert any("m = 1000" in n for n in names2) and names2 != names
+    at.text_input(key="w_b_sdr-error_counts").set_value("a,b").run()
+    no_exception(at)
+    assert at.error and "whole numbers" in plain(at.error[0].value)
