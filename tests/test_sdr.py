@@ -361,7 +361,7 @@ def test_table2_up_retention_does_not_follow_from_eq_4_and_6():
 # ------------------------------------------------------------ mechanism plumbing
 def test_derived_values_live(toy):
     d = MECH.derived(toy, MECH.resolve({"rho1": "1/3", "rho2": "2/3"}))
-    assert d["subtables"] == 2 and d["initial_groups"] == 5 and d["theta"] == 3
+    assert d["subtables"] == 2 and d["initial_groups"] == 5 and d["theta_balance"] == 3
     np.testing.assert_allclose(d["retention_up"], 3 / 13)
     np.testing.assert_allclose(d["retention_pp"], (36 / 3 + 6 * 3 / 5) / 42)
     np.testing.assert_allclose(d["eps_part"], 2.0196487, rtol=1e-6)

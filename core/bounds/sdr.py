@@ -142,6 +142,8 @@ def _curve(prm: dict) -> Curve:
     labels["up"] = f"UP on the same table: ε(T) (m = {m_counts})"
     styles["up"] = "dash"
     for m in _ms(prm["ms"]):
+        if m == len(counts):
+            continue  # the same line as "UP on the same table"
         key = f"m{m}"
         series[key] = error_bound(x, m, gamma, delta)
         labels[key] = f"ε(T) for m = {m}, γ = {gamma:.3g}"
@@ -162,7 +164,7 @@ def _curve(prm: dict) -> Curve:
         title="Small domain randomization: error bound ε against table size",
         x=x.astype(float),
         x_label="table size |T| (records)",
-        y_label="ε: bound on the error of any value's reconstructed share (fraction of |T|)",
+        y_label="ε: bound on the error of a value's reconstructed share (fraction of |T|)",
         series=series,
         labels=labels,
         styles=styles,
@@ -170,8 +172,8 @@ def _curve(prm: dict) -> Curve:
         log_x=True,
         log_y=True,
         caption=(
-            f"With probability at least {1 - delta:.0%}, every value's reconstructed share is within ε of its "
-            f"true share. ε falls like 1/√|T| and grows with the domain size m: for your counts "
+            f"With probability at least {1 - delta:.0%}, a value's reconstructed share of the table is within ε of "
+            f"its true share (ε ≥ 1 says nothing). ε falls like 1/√|T| and grows with the domain size m: for your counts "
             f"({n0:,} records) PP splits the table into {len(own.size)} sub-table(s) with ε(Part) = "
             f"{own.eps_part:.3g} against {own.eps_up:.3g} for uniform perturbation of the whole table. "
             f"The gap between the solid and dashed lines is what small domains buy."

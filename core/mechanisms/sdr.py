@@ -581,7 +581,7 @@ class SDR(Mechanism):
             "eps_part": pl.eps_part,
             "eps_up": pl.eps_up,
             "initial_groups": len(pl.groups),
-            "theta": pl.theta,
+            "theta_balance": pl.theta,
         })
         return out
 
