@@ -45,6 +45,8 @@ def test_every_bound_renders_and_every_slider_moves_its_curve(name):
     if curve.log_y:
         assert fig["layout"]["yaxis"]["type"] == "log"
     for p in BOUNDS[name].params:
+        if p.kind == "text":
+            continue  # free text (e.g. sdr-error's counts) has no generic "next value": its module's AppTest moves it
         key = widget_key(f"b_{name}", p)
         widget = next((w for w in [*at.slider, *at.number_input, *at.select_slider] if w.key == key), None)
         assert widget is not None, key
