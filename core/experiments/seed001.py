@@ -342,6 +342,99 @@ def output_perturbation(data: Dataset, epsilons: Sequence[float] = TABLE45_EPSIL
     return OutputPerturbation(pd.DataFrame(rows), pd.DataFrame(long), chosen, len(eligible))
 
 
+# ----------------------------------------------------------------- figures for the seed 001 views
+def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.ndarray, curve_f: np.ndarray,
+                  curve_s: np.ndarray, family: str, max_points: int = 15_000) -> go.Figure:
+    """Every micro group as a point (top frequency, size) with the size threshold curve above which it is open.
+
+    Resampled groups are all drawn; the others are thinned evenly to
+    ``max_points`` (deterministic) so the figure stays light on large tables.
+    """
+    fig = go.Figure()
+    keep = np.flatnonzero(~resampled)
+    if len(keep) > max_points:
+        keep = keep[np.linspace(0, len(keep) - 1, max_points).astype(int)]
+    for name, idx, colour in (("passes the test (plain UP)", keep, PALETTE[0]),
+                              ("resampled by Algorithm 1", np.flatnonzero(resampled), PALETTE[1])):
+        fig.add_trace(go.Scattergl(
+            x=top_frequency[idx], y=size[idx], mode="markers", name=name,
+            marker={"color": colour, "size": 5, "opacity": 0.55},
+            hovertemplate="top value share %{x:.1%}<br>%{y:,} records<extra>" + name + "</extra>"))
+    fig.add_trace(go.Scatter(x=curve_f, y=curve_s, mode="lines", name=f"size threshold s_g ({family} bounds)",
+                             line={"color": "#333333", "dash": "dash"},
+                             hovertemplate="f = %{x:.2f}: s_g = %{y:.1f} records<extra></extra>"))
+    _base(fig, "Micro groups: size against the share of their most frequent value",
+          "share f of the group's most frequent sensitive value", "records in the micro group (log scale)")
+    fig.update_layout(legend={"y": -0.28})
+    fig.update_yaxes(type="log")
+    fig.update_xaxes(range=[0, 1.02], tickformat=".0%")
+    return fig
+
+
+def estimate_histogram(up: np.ndarray, rp: np.ndarray | None, f: float, lam: float, value: str,
+                       steps: tuple[float, float | None] = (0.0, None)) -> go.Figure:
+    """Distribution of the attacker's estimate of one value's share in a micro group, UP against RP.
+
+    An estimate from n independent trials moves in steps of about
+    ``1 / (n p)`` (one more record showing the value), so RP's estimates sit
+    on a coarser lattice than UP's.  Each distribution gets bins at least as
+    wide as its own step (``steps`` = (UP step, RP step)) and is drawn as a
+    density, the share of releases per percentage point of the estimate,
+    so the two stay comparable without aliasing spikes.
+    """
+    fig = go.Figure()
+    lo = min(float(np.min(up)), float(np.min(rp)) if rp is not None else 1.0, (1 - lam) * f) - 0.02
+    hi = max(float(np.max(up)), float(np.max(rp)) if rp is not None else 0.0, (1 + lam) * f) + 0.02
+    for name, est, step, colour in (("plain UP", up, steps[0], PALETTE[0]),
+                                    ("RP (Algorithm 1)", rp, steps[1], PALETTE[1])):
+        if est is None:
+            continue
+        width = max((hi - lo) / 60, step or 0.0)
+        first = f - width * (np.ceil((f - lo) / width) + 0.5)  # f sits in the middle of a bin
+        edges = first + width * np.arange(int(np.ceil((hi - first) / width)) + 1)
+        counts, _ = np.histogram(est, bins=edges)
+        density = counts / len(est) / (width * 100)
+        centres = (edges[:-1] + edges[1:]) / 2
+        fig.add_trace(go.Bar(
+            x=centres, y=100 * density, width=width, name=name, marker_color=colour, opacity=0.6,
+            customdata=np.stack([edges[:-1], edges[1:], 100 * counts / len(est)], axis=1),
+            hovertemplate="estimate %{customdata[0]:.1%} to %{customdata[1]:.1%}: %{customdata[2]:.1f}% of "
+                          "releases<extra>" + name + "</extra>"))
+    fig.update_layout(barmode="overlay", bargap=0)
+    fig.add_vline(x=f, line={"color": "#333333", "width": 2},
+                  annotation_text=f"true share {f:.0%}", annotation_position="top")
+    for side, x in (("−λ", (1 - lam) * f), ("+λ", (1 + lam) * f)):
+        fig.add_vline(x=x, line={"color": "#666666", "dash": "dash", "width": 1},
+                      annotation_text=f"{side}", annotation_position="top")
+    _base(fig, f"Attacker's estimate of the share of '{value}'",
+          f"estimated share of '{value}' in the micro group (UP estimator; can fall outside 0..1)",
+          "releases per percentage point of the estimate (%)")
+    fig.update_layout(legend={"y": -0.3})
+    fig.update_xaxes(tickformat=".0%")
+    return fig
+
+
+def output_perturbation_figure(long: pd.DataFrame, lam: float, delta: float) -> go.Figure:
+    """Share of noisy ratios erring beyond +lambda and below -lambda per group and epsilon, with delta."""
+    part = long[np.isclose(long["lambda"], lam)]
+    fig = go.Figure()
+    i = 0
+    for eps, sub in part.groupby("epsilon", sort=False):
+        for side, col, dash in (("above +λ", "share_above", None), ("below −λ", "share_below", "/")):
+            fig.add_trace(go.Bar(
+                x=[f"group {g}" for g in sub.group], y=100 * sub[col], name=f"ε = {eps:g}, error {side}",
+                marker={"color": PALETTE[i % len(PALETTE)], "pattern": {"shape": dash or ""}},
+                hovertemplate="%{x}<br>%{y:.0f}% of noisy answers<extra>" + f"ε = {eps:g}, {side}</extra>"))
+        i += 1
+    fig.add_hline(y=100 * delta, line={"color": "#666666", "dash": "longdash", "width": 1},
+                  annotation_text=f"δ = {delta:g}", annotation_position="top right")
+    fig.update_layout(barmode="group")
+    _base(fig, f"How often the ratio Y/X misses the group's top share by more than λ = {lam:g}",
+          "micro group (largest top-value share first)", "noisy answer pairs (%)")
+    fig.update_layout(legend={"y": -0.3})
+    return fig
+
+
 # ----------------------------------------------------------------- registry
 _SEED = Param("seed", "seed", "Random seed (row samples, releases).", 0, kind="int", low=0, high=2**31 - 1)
 
@@ -399,4 +492,5 @@ EXPERIMENTS = [
 ]
 
 __all__ = ["subsample", "violation_table", "ratio_error_counts", "output_perturbation", "OutputPerturbation",
+           "group_scatter", "estimate_histogram", "output_perturbation_figure",
            "EXPERIMENTS", "P_VALUES", "LAMBDA_VALUES", "DELTA_VALUES", "TABLE45_EPSILONS", "TABLE45_LAMBDAS"]
