@@ -164,6 +164,9 @@ def curve_figure(curve) -> go.Figure:
     for i, (name, value) in enumerate(curve.hlines.items()):
         fig.add_hline(y=float(value), line={"color": "#666666", "dash": "longdash", "width": 1},
                       annotation_text=f"{name} = {float(value):.4g}", annotation_position="top right")
+    for name, value in curve.vlines.items():
+        fig.add_vline(x=float(value), line={"color": "#666666", "dash": "dot", "width": 1},
+                      annotation_text=f"{name} = {float(value):.4g}", annotation_position="top")
     _base(fig, curve.title, curve.x_label, curve.y_label, height=460)
     if curve.log_x:
         fig.update_xaxes(type="log")

@@ -136,7 +136,6 @@ def _tails(prm: dict) -> Curve:
         hlines={"δ": delta},
         vlines={"λ": lam},
         notes=notes,
-        log_y=True,
         caption=(
             f"A micro group of n = {n:,} records with {count} holding the value (f = {f:.3g}){rounding}, "
             f"perturbed with p = {p:g} over m = {m:,} values. At λ = {lam:g} the attacker's estimate errs upward "
