@@ -13,6 +13,7 @@ import sys
 from typing import Any, Sequence
 
 from . import __version__
+from .params import format_value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +36,7 @@ def _mechanism_help() -> str:
         if not mech.params:
             lines.append("      (no parameters)")
         for p in mech.params:
-            default = "derived" if p.default is None else _fmt(p.default)
+            default = ("derived" if p.kind in {"int", "float"} else "unset") if p.default is None else _fmt(p.default)
             lines.append(f"      {p.name:<12}{p.describe()}, default {default}: {p.help}")
     return "\n".join(lines)
 
@@ -68,14 +69,12 @@ def _sample_help() -> str:
     lines = ["DATA is a CSV, TSV or Parquet file, or a bundled sample:"]
     for s in samples.list_samples():
         name = s.name + (f"[:N] (default N = {s.default_size:,})" if s.sized else "")
-        lines.append(f"  {name:<34}{s.title}")
+        lines.append(f"  {name:<36}{s.title}")
     return "\n".join(lines)
 
 
 def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)
+    return format_value(value)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -124,6 +123,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    def explorer_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("data", metavar="DATA", help="file path or sample name")
+        p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
+        p.add_argument("--qi", nargs="+", metavar="COL", help="QI / non-sensitive columns")
+        p.add_argument("--mechanisms", metavar="A,B,...",
+                       help="comma-separated mechanisms (default: every registered one)")
+        p.add_argument("--queries", type=int, default=2000, metavar="N",
+                       help="size of the seed 000 workload used for utility and small-sum disclosure (default 2000)")
+        p.add_argument("--records", type=int, default=2000, metavar="N",
+                       help="records sampled for the inference attack (default 2000)")
+        p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of queries, sample and releases (default 1)")
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("tradeoff", help="risk and utility of every mechanism along its main parameter")
+    explorer_args(p)
+
+    p = sub.add_parser("recommend", help="the settings per mechanism that meet stated targets with the best utility")
+    explorer_args(p)
+    p.add_argument("--small-privacy", type=float, default=0.6, metavar="P",
+                   help="small counts (1-10): at least this chance of a 30%% error (default 0.6; negative = no target)")
+    p.add_argument("--large-error", type=float, default=0.10, metavar="E",
+                   help="large counts: mean relative error at most this (default 0.10; negative = no target)")
+    p.add_argument("--selectivity", type=float, default=0.01, metavar="S",
+                   help="... for queries of at least this selectivity (default 0.01)")
+    p.add_argument("--max-lift", type=float, default=1.5, metavar="L",
+                   help="inference lift over the global mode at most this (default 1.5; negative = no target)")
+
+    p = sub.add_parser("report", help="a self-contained HTML report for a review meeting")
+    explorer_args(p)
+    p.add_argument("--mechanism", required=True, metavar="NAME", help="the chosen mechanism")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="its parameters")
+    p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
 
     p = sub.add_parser("list", help="list samples, mechanisms and bounds")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -234,7 +266,100 @@ def cmd_list(args) -> dict[str, Any]:
     return out
 
 
-COMMANDS = {"sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list}
+def _explorer(args):
+    from . import mechanisms
+    from .errors import ParameterError
+    from .risk import targets
+    from .workload import seed000
+
+    names = [n.strip() for n in args.mechanisms.split(",") if n.strip()] if args.mechanisms else list(mechanisms.MECHANISMS)
+    for n in names:
+        mechanisms.get(n)
+    for flag in ("queries", "records"):
+        if getattr(args, flag) < 1:
+            raise ParameterError(f"--{flag} must be a positive number. Got {getattr(args, flag)}.")
+    data = _dataset(args)
+    return data, names, seed000(data, queries=args.queries, seed=args.seed), targets(data, args.records, args.seed)
+
+
+def _progress(args):
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+    return lambda f, text: print(f"\r{f:4.0%} {text[:70]:<70}", end="", file=sys.stderr, flush=True)
+
+
+def cmd_tradeoff(args) -> dict[str, Any]:
+    from .risk import pareto, sweep_points
+
+    data, names, workload, t = _explorer(args)
+    points, skipped = sweep_points(data, names, workload, t, args.seed, progress=_progress(args))
+    front = pareto(points)
+    out = {"table": data.name, "rows": data.n, "sensitive": data.sa, "qi": list(data.qi), "seed": args.seed,
+           "records_sampled": len(t.truth), "mode_share": t.mode_share,
+           "points": [p.to_json() | {"pareto": i in front} for i, p in enumerate(points)],
+           "not_eligible": skipped}
+    lines = [f"{'mechanism':<15}{'parameters':<34}{'lift':>7}{'small<30%':>11}{'presence':>10}{'large err':>11}"]
+    for i, p in enumerate(points):
+        params = ", ".join(f"{k}={format_value(v)}" for k, v in p.params.items())[:33]
+        small = "-" if p.small_sum_disclosure is None else f"{p.small_sum_disclosure:.3f}"
+        large = "-" if p.large_error is None else f"{p.large_error:.4f}"
+        lines.append(f"{p.mechanism:<15}{params:<34}{p.inference_lift:>7.2f}{small:>11}{p.presence:>10.3g}{large:>11}"
+                     + ("  *" if i in front else ""))
+    lines.append("* on the Pareto front (no other setting has both lower lift and lower large-count error)")
+    lines += [f"not eligible: {s}" for s in skipped]
+    out["_text"] = "\n".join(lines)
+    return out
+
+
+def cmd_recommend(args) -> dict[str, Any]:
+    from .recommend import Goals, recommend
+
+    goals = Goals(small_privacy=None if args.small_privacy < 0 else args.small_privacy,
+                  large_error=None if args.large_error < 0 else args.large_error,
+                  large_selectivity=args.selectivity,
+                  max_lift=None if args.max_lift < 0 else args.max_lift)
+    data, names, workload, t = _explorer(args)
+    recs = recommend(data, names, goals, workload, t, args.seed, progress=_progress(args))
+    out = {"targets": goals.describe(), "recommendations": [r.to_json() for r in recs]}
+    lines = ["targets: " + "; ".join(goals.describe())]
+    for r in recs:
+        if r.point is None:
+            lines.append(f"  {r.mechanism:<15}no eligible setting")
+            continue
+        params = ", ".join(f"{k}={format_value(v)}" for k, v in r.point.params.items())
+        verdict = "meets all targets" if r.meets else f"nearest miss; binding: {r.binding}"
+        checks = "; ".join(f"{c.target} {('-' if c.value is None else f'{c.value:.3g}')} "
+                           f"({'ok' if c.ok else 'fails'}, {c.source})" for c in r.checks)
+        lines.append(f"  {r.mechanism:<15}{params}: {verdict}\n      {checks}")
+    out["_text"] = "\n".join(lines)
+    return out
+
+
+def cmd_report(args) -> dict[str, Any]:
+    from pathlib import Path
+
+    from . import mechanisms
+    from .errors import DataError
+    from .report import build
+
+    mech = mechanisms.get(args.mechanism)
+    raw = _params(args)
+    mech.resolve(raw)
+    out_path = Path(args.out)
+    if not out_path.parent.exists():
+        raise DataError(f"The folder '{out_path.parent}' does not exist; create it or choose another --out.")
+    if out_path.is_dir():
+        raise DataError(f"'{out_path}' is a folder; give a file name ending in .html.")
+    data, names, _, _ = _explorer(args)
+    html_text = build(data, mech.name, raw, args.seed, [n for n in names if n != mech.name],
+                      queries=args.queries, records=args.records, progress=_progress(args))
+    out_path.write_text(html_text, encoding="utf-8")
+    return {"written": str(out_path), "bytes": len(html_text.encode("utf-8")),
+            "_text": f"wrote {out_path} ({len(html_text.encode('utf-8')) / 2**20:.1f} MB, opens offline)"}
+
+
+COMMANDS = {"sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list,
+            "tradeoff": cmd_tradeoff, "recommend": cmd_recommend, "report": cmd_report}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

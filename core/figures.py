@@ -36,6 +36,7 @@ __all__ = [
     "band_errors",
     "sweep_errors",
     "estimate_scatter",
+    "risk_utility_map",
 ]
 
 
@@ -164,9 +165,9 @@ def curve_figure(curve) -> go.Figure:
     for i, (name, value) in enumerate(curve.hlines.items()):
         fig.add_hline(y=float(value), line={"color": "#666666", "dash": "longdash", "width": 1},
                       annotation_text=f"{name} = {float(value):.4g}", annotation_position="top right")
-    for name, value in curve.vlines.items():
+    for name, value in getattr(curve, "vlines", {}).items():
         fig.add_vline(x=float(value), line={"color": "#666666", "dash": "dot", "width": 1},
-                      annotation_text=f"{name} = {float(value):.4g}", annotation_position="top")
+                      annotation_text=f"{name} = {float(value):.4g}", annotation_position="top left")
     _base(fig, curve.title, curve.x_label, curve.y_label, height=460)
     if curve.log_x:
         fig.update_xaxes(type="log")
@@ -258,3 +259,75 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
     fig.update_xaxes(type="log", exponentformat="power")
     fig.update_yaxes(type="log", exponentformat="power")
     return fig
+
+
+# ---------------------------------------------------------------- trade-offs
+RISK_MEASURES = {
+    "inference_lift": "inference lift over guessing the most common value (×; lower = more private)",
+    "inference_accuracy": "share of records whose sensitive value the adversary guesses (lower = more private)",
+    "small_sum_disclosure": "share of small counts (1-10) answered within 30% (lower = more private)",
+    "presence": "largest chance a person is known to be in the table (lower = more private)",
+}
+UTILITY_MEASURES = {
+    "large_error": "mean relative error of large counts (lower = more useful)",
+    "small_error": "mean relative error of small counts (1-10)",
+}
+
+
+def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "inference_lift",
+                     utility: str = "large_error", titles: Mapping[str, str] | None = None,
+                     log_y: bool = True) -> go.Figure:
+    """One trace per mechanism along its parameter sweep; the Pareto front as a dashed line.
+
+    ``points`` are :class:`core.risk.Point`; hover shows the parameters and
+    every measure.  Points towards the lower left are better on both axes.
+    """
+    titles = titles or {}
+    fig = go.Figure()
+    by_mech: dict[str, list[int]] = {}
+    for i, p in enumerate(points):
+        by_mech.setdefault(p.mechanism, []).append(i)
+    for k, (mech, idx) in enumerate(by_mech.items()):
+        xs = [getattr(points[i], risk) for i in idx]
+        ys = [getattr(points[i], utility) for i in idx]
+        hover = []
+        for i in idx:
+            p = points[i]
+            params = ", ".join(f"{key} = {_short(v)}" for key, v in p.params.items())
+            hover.append(f"<b>{titles.get(mech, mech)}</b><br>{params or 'no parameters'}<br>"
+                         f"inference accuracy {p.inference_accuracy:.1%} (lift {p.inference_lift:.2f}×)<br>"
+                         f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
+                         f"presence {p.presence:.3g}<br>large-count error {_num(p.large_error)}, "
+                         f"small-count error {_num(p.small_error)}")
+        fig.add_trace(go.Scatter(
+            x=[np.nan if v is None else v for v in xs], y=[np.nan if v is None else v for v in ys],
+            mode="lines+markers", name=titles.get(mech, mech), customdata=idx,
+            marker={"color": PALETTE[k % len(PALETTE)], "size": 10}, line={"color": PALETTE[k % len(PALETTE)], "width": 1},
+            hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
+        ))
+    if front:
+        fx = [getattr(points[i], risk) for i in front]
+        fy = [getattr(points[i], utility) for i in front]
+        fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto front (best trade-offs)",
+                                 line={"color": TRUTH, "dash": "dash", "width": 2, "shape": "hv"},
+                                 hoverinfo="skip"))
+    _base(fig, "Risk against utility: every mechanism along its main parameter",
+          RISK_MEASURES.get(risk, risk), UTILITY_MEASURES.get(utility, utility) + (" (log scale)" if log_y else ""),
+          height=560)
+    if log_y:
+        fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+def _short(v) -> str:
+    from .params import format_value
+
+    return format_value(v)
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{v:.0%}"
+
+
+def _num(v) -> str:
+    return "n/a" if v is None else f"{v:.3g}"

@@ -143,3 +143,35 @@ def test_bad_files(content, fragment, tmp_path):
     assert proc.returncode == 2 and fragment in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_tradeoff_recommend_and_report(tmp_path):
+    res = json.loads(ok("tradeoff", "toy-sdr", "--sensitive", "sa", "--mechanisms", "uniform,laplace",
+                        "--queries", "60", "--records", "42", "--json"))
+    assert {p["mechanism"] for p in res["points"]} == {"uniform", "laplace"}
+    for p in res["points"]:
+        assert {"mechanism", "params", "risk", "utility", "inference_accuracy", "small_sum_disclosure",
+                "presence", "large_error"} <= set(p)
+    assert any(p["pareto"] for p in res["points"])
+    rec = json.loads(ok("recommend", "toy-sdr", "--sensitive", "sa", "--mechanisms", "laplace",
+                        "--queries", "60", "--large-error", "-1", "--max-lift", "-1", "--json"))
+    best = rec["recommendations"][0]
+    assert best["mechanism"] == "laplace" and best["meets_targets"]
+    # exact: min over f = 1..10 of exp(-0.3 f eps) >= 0.6 needs eps <= ln(1/0.6)/3 = 0.17: only 0.01 and 0.1 qualify
+    assert best["params"]["epsilon"] in (0.01, 0.1)
+    out = tmp_path / "r.html"
+    ok("report", "toy-splu", "--sensitive", "disease", "--mechanism", "uniform", "--param", "p=0.5",
+       "--mechanisms", "laplace", "--queries", "40", "--out", out)
+    text = out.read_text()
+    assert "<script src" not in text and "manifest" in text.lower() and text.count("plotly-graph-div") >= 4
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["tradeoff", "adult", "--sensitive", "occupation", "--mechanisms", "nope"], "no mechanism named 'nope'"),
+    (["tradeoff", "adult", "--sensitive", "occupation", "--records", "0"], "--records"),
+    (["report", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--out", "no/such/dir/r.html"],
+     "does not exist"),
+])
+def test_explorer_bad_input(args, fragment, tmp_path):
+    proc = run_inprocess(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and fragment in proc.stderr and len(proc.stderr.strip().splitlines()) == 1

@@ -54,6 +54,8 @@ class Mechanism:
     sweep: tuple = ()
     #: "table" (one published table), "tables" (several), or "answers" (interactive)
     publishes: str = "table"
+    #: names of the analytical curves (core.bounds) this mechanism's guarantees rest on
+    bounds: tuple[str, ...] = ()
 
     # ---------------------------------------------------------- parameters
     def param(self, name: str) -> _params.Param:

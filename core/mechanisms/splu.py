@@ -478,6 +478,7 @@ class SPLU(Mechanism):
     )
     main_param = "gamma"
     sweep = (2, 3, 4, 5, 7, 10)
+    bounds = ("splu-privacy", "splu-utility")
 
     # ---------------------------------------------------------- parameters
     @staticmethod

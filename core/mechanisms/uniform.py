@@ -79,6 +79,7 @@ class Uniform(Mechanism):
     )
     main_param = "p"
     sweep = (0.1, 0.2, 0.3, 0.46, 0.6, 0.8)
+    bounds = ("retention",)
 
     def check_params(self, values: dict[str, Any]) -> None:
         if values["p"] is None:

@@ -86,3 +86,23 @@ def query_texts(_data: Dataset, data_key: str, kind: str, settings: tuple) -> li
 def curve(bound: str, params: tuple):
     """``Bound.curve`` for resolved parameters."""
     return BOUNDS[bound].curve(dict(params))
+
+
+@st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)
+def targets(_data: Dataset, data_key: str, records: int, seed: int):
+    """The records sampled for the inference attack (same sample for every setting)."""
+    from core.risk import targets as _targets
+
+    return _targets(_data, records, seed)
+
+
+@st.cache_resource(max_entries=512, ttl=TTL, show_spinner=False)
+def point(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int, queries: int, records: int):
+    """One mechanism setting measured for the risk-utility map (cached per point)."""
+    from core.risk import measure_release
+
+    wl = workload(_data, data_key, "seed000", items({"queries": queries, "max_attrs": 3, "seed": seed}))
+    rel = release(_data, data_key, mechanism, params, seed)
+    ev = evaluation(_data, data_key, mechanism, params, seed, "seed000",
+                    items({"queries": queries, "max_attrs": 3, "seed": seed}))
+    return measure_release(_data, rel, wl, targets(_data, data_key, records, seed), ev)

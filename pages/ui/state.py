@@ -22,6 +22,8 @@ key                    holds
 ``wb_query``           Query error page settings: ``kind``,
                        ``settings`` (``{kind: {param: value}}``),
                        ``compare``, sweep and scatter choices
+``wb_tradeoff``        Trade-offs page: ``settings`` (declared in
+                       ``core.recommend.SETTINGS``), ``mechanisms``
 =====================  ==================================================
 
 URL format (``st.query_params``), written by every page from the plain keys
@@ -62,6 +64,7 @@ SEED = "wb_seed"
 BOUND = "wb_bound"
 BOUND_PARAMS = "wb_bound_params"
 QUERY = "wb_query"
+TRADEOFF = "wb_tradeoff"
 URL_RESTORED = "wb_url_restored"
 URL_NOTES = "wb_url_notes"
 
@@ -69,7 +72,7 @@ DEFAULT_SAMPLE = "adult"
 DEFAULT_SEED = 1
 
 #: query-parameter names used for the shared state (mechanism parameters use their own names)
-RESERVED = {"data", "sa", "qi", "mech", "seed", "bound", "wl", "cmp"}
+RESERVED = {"data", "sa", "qi", "mech", "seed", "bound", "wl", "cmp", "to"}
 
 
 def _first_mechanism() -> str:
@@ -91,6 +94,7 @@ def init() -> None:
     ss.setdefault(BOUND, next(iter(BOUNDS), ""))
     ss.setdefault(BOUND_PARAMS, {})
     ss.setdefault(QUERY, {})
+    ss.setdefault(TRADEOFF, {})
     ss.setdefault(URL_NOTES, [])
     if ss[MECH] not in MECHANISMS:
         ss[MECH] = _first_mechanism()
@@ -184,6 +188,11 @@ def url_params() -> dict[str, str]:
             out[f"wl.{key}"] = param_text(value)
     if q.get("compare") is not None:
         out["cmp"] = ",".join(q["compare"])
+    t = ss.get(TRADEOFF) or {}
+    for key, value in (t.get("settings") or {}).items():
+        out[f"to.{key}"] = param_text(value)
+    if t.get("mechanisms") is not None:
+        out["to"] = ",".join(t["mechanisms"])
     return out
 
 
@@ -285,4 +294,20 @@ def restore(query: Mapping[str, Any]) -> list[str]:
         if unknown:
             notes.append(f"Ignored from the link: no mechanism named {', '.join(unknown)}.")
         query_settings()["compare"] = [c for c in chosen if c in MECHANISMS]
+    from core.recommend import SETTINGS
+
+    t = ss.setdefault(TRADEOFF, {})
+    for p in SETTINGS:
+        key = f"to.{p.name}"
+        if key in q:
+            try:
+                t.setdefault("settings", {})[p.name] = p.parse(q[key], "the trade-offs page")
+            except WorkbenchError as exc:
+                notes.append(f"Ignored from the link: {exc}")
+    if "to" in q:
+        chosen = [c for c in q["to"].split(",") if c]
+        unknown = [c for c in chosen if c not in MECHANISMS]
+        if unknown:
+            notes.append(f"Ignored from the link: no mechanism named {', '.join(unknown)}.")
+        t["mechanisms"] = [c for c in chosen if c in MECHANISMS]
     return notes

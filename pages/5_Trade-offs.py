@@ -1,0 +1,254 @@
+"""Trade-offs: every mechanism on one risk-utility map, a recommender, and the review report."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import figures
+from core.errors import WorkbenchError
+from core.mechanisms import MECHANISMS
+from core.params import resolve
+from core.recommend import SETTINGS, Goals, choose
+from core.report import build as build_report
+from core.risk import pareto
+from pages import ui
+from pages.ui import cached, state
+from pages.ui.fmt import md, number, param_text
+from pages.ui.params import param_inputs
+
+ui.page_setup("Trade-offs", "⚖️")
+ss = st.session_state
+st.title("Trade-offs: which mechanism, which setting?")
+st.markdown(
+    "The mechanisms promise different things (ρ₁-ρ₂, small-sum error, (λ, δ), F'-privacy, α/β, ε). To compare "
+    "them on one map, every release is **attacked the same way, from the published data only**: the adversary "
+    "guesses each person's sensitive value from the people who share their QI values, and tries to read "
+    "small counts. The other axis is the error of large counts. Each mechanism is drawn along its main "
+    "parameter; the dashed line joins the settings that nothing else beats on both axes.")
+
+data = ui.dataset_or_empty_state()
+if data is None:
+    ui.sidebar_status()
+    state.sync_url()
+    st.stop()
+
+t = ss.setdefault(state.TRADEOFF, {})
+names = list(MECHANISMS)
+st.header("What to measure")
+default = [n for n in t.get("mechanisms", names) if n in names]
+state.seed_widget("w_to_mechs", default, lambda v: all(n in names for n in v))
+chosen = st.multiselect("Mechanisms on the map", names, key="w_to_mechs",
+                        format_func=lambda n: MECHANISMS[n].title,
+                        help="Each is measured at every value of its main parameter (the sweep values below).")
+t["mechanisms"] = list(chosen)
+stored = t.setdefault("settings", {})
+raw = param_inputs(SETTINGS[:2], stored, "to_measure", columns=4)
+stored.update(raw)
+seed = int(ss.get(state.SEED, state.DEFAULT_SEED))
+with st.expander("Values swept per mechanism"):
+    sweeps = t.setdefault("sweeps", {})
+    for name in chosen:
+        mech = MECHANISMS[name]
+        if not (mech.main_param and mech.sweep):
+            st.caption(f"{mech.title}: no parameter to sweep; measured once.")
+            continue
+        p = mech.param(mech.main_param)
+        key = f"w_to_sweep_{name}"
+        state.seed_widget(key, sweeps.get(name, ", ".join(param_text(v) for v in mech.sweep)),
+                          lambda v: isinstance(v, str))
+        sweeps[name] = st.text_input(f"{mech.title}: values of {p.symbol} ({p.name})", key=key,
+                                     help=f"{p.help} Allowed: {p.describe()}.")
+ui.sidebar_status()
+state.sync_url()
+
+try:
+    measured = resolve(SETTINGS[:2], raw, "the trade-offs page")
+    queries, records = measured["queries"], measured["records"]
+except WorkbenchError as exc:
+    st.error(md(exc))
+    st.stop()
+
+jobs, problems = [], []
+for name in chosen:
+    mech = MECHANISMS[name]
+    base = state.mech_params(name)
+    if mech.main_param and mech.sweep:
+        p = mech.param(mech.main_param)
+        values = []
+        for item in [v for v in sweeps.get(name, "").split(",") if v.strip()]:
+            try:
+                values.append(p.parse(item, name))
+            except WorkbenchError as exc:
+                problems.append(str(exc))
+        for v in sorted(set(x for x in values if x is not None)):
+            jobs.append((name, {**base, p.name: v}))
+    else:
+        jobs.append((name, base))
+for message in problems:
+    st.error(md(message))
+if not jobs:
+    st.info("Choose at least one mechanism to put on the map.")
+    st.stop()
+
+run_key = (data.key, tuple(map(str, jobs)), queries, records, seed)
+done = ss.setdefault("wb_tradeoff_done", set())
+if not (st.button("Measure every setting", type="primary", key="w_to_run") or run_key in done):
+    st.caption(f"{len(jobs)} settings to measure on {data.n:,} records. Each is sanitized once (seed {seed}), "
+               f"answers {queries:,} queries and is attacked on {records:,} sampled records; results are "
+               "kept, so only new settings cost time.")
+    st.stop()
+
+points, skipped = [], []
+bar = st.progress(0.0, text="Measuring…")
+for i, (name, params) in enumerate(jobs):
+    mech = MECHANISMS[name]
+    bar.progress(i / len(jobs), text=f"{mech.title} at {', '.join(f'{k} = {number(v)}' for k, v in params.items())} "
+                                     f"({i + 1} of {len(jobs)})…")
+    try:
+        values = mech.resolve(params)
+        ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
+        if not ok:
+            skipped.append(f"{mech.title}: {message}")
+            continue
+        points.append(cached.point(data, data.key, name, cached.items(values), seed, queries, records))
+    except WorkbenchError as exc:
+        skipped.append(f"{mech.title}: {exc}")
+bar.empty()
+done.add(run_key)
+for s in skipped:
+    st.warning(f"Left out: {md(s)}")
+if not points:
+    st.stop()
+
+# ------------------------------------------------------------------ the map
+st.header("The risk-utility map")
+c1, c2, c3 = st.columns([2, 2, 1])
+risk_keys, util_keys = list(figures.RISK_MEASURES), list(figures.UTILITY_MEASURES)
+state.seed_widget("w_to_risk", t.get("risk", risk_keys[0]), lambda v: v in risk_keys)
+state.seed_widget("w_to_util", t.get("utility", util_keys[0]), lambda v: v in util_keys)
+with c1:
+    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", format_func=figures.RISK_MEASURES.get)
+with c2:
+    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", format_func=figures.UTILITY_MEASURES.get)
+with c3:
+    state.seed_widget("w_to_log", bool(t.get("log", True)), lambda v: isinstance(v, bool))
+    log_y = st.toggle("Log error axis", key="w_to_log")
+t.update(risk=risk_key, utility=util_key, log=bool(log_y))
+front = pareto(points, risk_key, util_key)
+titles = {n: MECHANISMS[n].title for n in MECHANISMS}
+fig = figures.risk_utility_map(points, front, risk_key, util_key, titles, log_y=log_y)
+event = st.plotly_chart(fig, key="chart_map", on_select="rerun", selection_mode="points")
+mode = data.sa_counts.max() / data.n
+st.caption(
+    "Lower left is better on both axes: little for an adversary to learn, accurate large counts. Follow a "
+    "mechanism's line to see what its parameter trades. Settings on the dashed front are the only ones worth "
+    f"choosing. Inference lift 1 = no better than always guessing the most common value "
+    f"({number(mode)} of the records); click a point for its details.")
+
+rows = []
+for i, p in enumerate(points):
+    rows.append({"mechanism": titles[p.mechanism],
+                 "setting": ", ".join(f"{k} = {param_text(v)}" for k, v in p.params.items()) or "no parameters",
+                 "inference accuracy": p.inference_accuracy, "lift (×)": p.inference_lift,
+                 "small counts within 30%": p.small_sum_disclosure, "presence": p.presence,
+                 "large-count error": p.large_error, "small-count error": p.small_error,
+                 "on the front": i in front})
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="to_table",
+             column_config={"inference accuracy": st.column_config.NumberColumn(format="%.3f"),
+                            "lift (×)": st.column_config.NumberColumn(format="%.2f"),
+                            "small counts within 30%": st.column_config.NumberColumn(format="%.3f"),
+                            "large-count error": st.column_config.NumberColumn(format="%.4f"),
+                            "small-count error": st.column_config.NumberColumn(format="%.3f")})
+st.caption("Every measured setting. Shares are fractions of records or queries (0.25 = 25%); errors are "
+           "relative (0.10 = off by 10% of the true count).")
+
+selected = None
+try:
+    pts = event.selection.points if event else []
+except AttributeError:
+    pts = []
+if pts:
+    idx = pts[0].get("customdata")
+    if isinstance(idx, list):
+        idx = idx[0]
+    if isinstance(idx, int) and 0 <= idx < len(points):
+        selected = points[idx]
+st.subheader("Details of a point")
+if selected is None:
+    st.caption("Click a point on the map to see its measures here.")
+else:
+    mech = MECHANISMS[selected.mechanism]
+    st.markdown(f"**{md(mech.title)}** at " + md(", ".join(f"{k} = {param_text(v)}" for k, v in selected.params.items())
+                                                  or "its only setting"))
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("inference accuracy", f"{selected.inference_accuracy:.1%}")
+    m2.metric("lift over the most common value", f"{selected.inference_lift:.2f}×")
+    m3.metric("small counts within 30%", "n/a" if selected.small_sum_disclosure is None
+              else f"{selected.small_sum_disclosure:.1%}")
+    m4.metric("large-count error", "n/a" if selected.large_error is None else f"{selected.large_error:.3g}")
+    st.dataframe(pd.DataFrame(selected.bands), hide_index=True, key="to_detail_bands")
+
+    def _open(name=selected.mechanism, params=dict(selected.params)):
+        ss[state.MECH] = name
+        state.set_mech_params(name, {**state.mech_params(name), **params})
+
+    if st.button("Use this setting on the Sanitize page", key="w_to_use", on_click=_open):
+        st.switch_page("pages/1_Sanitize.py")
+
+# ------------------------------------------------------------------ recommender
+st.header("Recommend a setting")
+st.markdown("State what the release must achieve; the workbench returns, per mechanism, the measured setting "
+            "that meets every target with the most accurate large counts, or the nearest miss and the target "
+            "that binds.")
+goal_raw = param_inputs(SETTINGS[2:], stored, "to_goal", columns=4)
+stored.update(goal_raw)
+state.sync_url()
+try:
+    goals = Goals.from_settings(resolve(SETTINGS[2:], goal_raw, "the recommender"))
+except WorkbenchError as exc:
+    st.error(md(exc))
+    st.stop()
+recs = [choose(points, goals, data, n) for n in dict.fromkeys(p.mechanism for p in points)]
+recs.sort(key=lambda r: (not r.meets, r.point.large_error if r.point and r.point.large_error is not None else 1e9))
+rec_rows = []
+for r in recs:
+    row = {"mechanism": titles[r.mechanism],
+           "setting": ", ".join(f"{k} = {param_text(v)}" for k, v in r.point.params.items()) or "no parameters",
+           "meets all targets": "yes" if r.meets else "no",
+           "binding target": r.binding or ""}
+    for c in r.checks:
+        row[c.target] = ("–" if c.value is None else f"{c.value:.3g}") + (" ✓" if c.ok else " ✗") + f" ({c.source})"
+    rec_rows.append(row)
+st.dataframe(pd.DataFrame(rec_rows), hide_index=True, key="to_recs")
+st.caption("✓ met, ✗ missed. 'analytical (exact)' values come from the papers' exact formulas (SPLU-Gen's "
+           "binomial sawtooth, the Laplace tail); 'empirical' ones were measured on this table's release with "
+           f"seed {seed}. A nearest miss names the target furthest from being met. Only the settings measured on the "
+           "map are considered: add sweep values above to search finer.")
+if goals.describe():
+    st.caption("Targets: " + "; ".join(goals.describe()) + ".")
+
+# ------------------------------------------------------------------ report
+st.header("Report for a review meeting")
+st.markdown("One self-contained HTML file (opens offline; figures embedded) with the table summary, the chosen "
+            "mechanism and its manifest, its analytical curves, the query error beside the other mechanisms on "
+            "this map, and the map itself.")
+current = ss.get(state.MECH) if ss.get(state.MECH) in names else names[0]
+state.seed_widget("w_to_report_mech", current, lambda v: v in names)
+rmech = st.selectbox("Mechanism the report is about (at its parameters from the Sanitize page)", names,
+                     key="w_to_report_mech", format_func=lambda n: MECHANISMS[n].title)
+if st.button("Build the report", key="w_to_report"):
+    with st.spinner("Sanitizing, answering the queries and measuring the map for the report…"):
+        try:
+            html_text = build_report(data, rmech, state.mech_params(rmech), seed,
+                                     [n for n in chosen if n != rmech], queries=queries, records=records)
+        except WorkbenchError as exc:
+            st.error(md(exc))
+            html_text = None
+    if html_text:
+        ss["wb_report_html"] = html_text
+if ss.get("wb_report_html"):
+    st.download_button("Download the report (HTML)", ss["wb_report_html"].encode("utf-8"),
+                       file_name=f"{data.name.replace(':', '_')}-{rmech}-report.html", mime="text/html",
+                       key="w_to_report_dl", on_click="ignore")
+    st.caption("The report holds aggregate figures, the settings and the manifest: no record of the table.")

@@ -1,0 +1,65 @@
+"""AppTest of the Trade-offs page: map, details, recommender, report, and the link round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import app, charts, no_exception
+
+PAGE = "pages/5_Trade-offs.py"
+FEW = ["uniform", "laplace", "dbr"]
+
+
+def measured(query=None):
+    at = app(PAGE, query={"to": ",".join(FEW), "to.queries": "300", "to.records": "300", **(query or {})})
+    no_exception(at)
+    at.button(key="w_to_run").click().run()
+    no_exception(at)
+    return at
+
+
+def test_nothing_runs_before_the_button():
+    at = app(PAGE, query={"to": "uniform"})
+    no_exception(at)
+    assert "chart_map" not in charts(at)
+
+
+def test_map_table_and_front():
+    at = measured()
+    fig = charts(at)["chart_map"]
+    names = [tr["name"] for tr in fig["data"]]
+    assert "Pareto front (best trade-offs)" in names
+    table = at.dataframe[0].value
+    assert set(table["mechanism"].str[:7]) >= {"Uniform", "Laplace", "Distrib"}
+    assert table["on the front"].any()
+    # switching the risk axis redraws the map with another x
+    before = fig["layout"]["xaxis"]["title"]["text"]
+    at.selectbox(key="w_to_risk").set_value("small_sum_disclosure").run()
+    assert charts(at)["chart_map"]["layout"]["xaxis"]["title"]["text"] != before
+
+
+def test_recommender_follows_its_targets():
+    at = measured()
+    recs = at.dataframe[-1].value
+    assert "meets all targets" in recs.columns
+    strict = measured({"to.large_error": "0.01", "to.small_privacy": "1"})
+    recs2 = strict.dataframe[-1].value
+    assert (recs2["meets all targets"] == "no").all()
+    assert set(recs2["binding target"]) <= {"small counts", "large counts", "inference lift"}
+
+
+def test_link_round_trip():
+    at = measured({"to.max_lift": "2"})
+    link = dict(at.query_params)
+    assert link["to"] == ",".join(FEW) and link["to.max_lift"] == "2" and link["to.queries"] == "300"
+    again = app(PAGE, query=link)
+    no_exception(again)
+    assert again.multiselect(key="w_to_mechs").value == FEW
+
+
+def test_report_button_offers_a_download():
+    at = measured()
+    at.button(key="w_to_report").click().run()
+    no_exception(at)
+    html = at.session_state["wb_report_html"]
+    assert html.startswith("<!DOCTYPE html>") and "<script src" not in html
