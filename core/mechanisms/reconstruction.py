@@ -657,6 +657,7 @@ class Reconstruction(Mechanism):
     params = (LAMBDA, DELTA, P, BOUND, RHO1, RHO2)
     main_param = "p"
     sweep = (0.14, 0.22, 0.30, 0.38, 0.46)
+    bounds = ("reconstruction-threshold", "reconstruction-tails")
 
     def check_params(self, values: dict[str, Any]) -> None:
         if values["p"] is None:
