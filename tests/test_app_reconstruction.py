@@ -84,6 +84,8 @@ def test_attack_widgets_move():
     no_exception(at)
     assert any("lower p to at most" in w.value for w in at.warning)
     assert not at.error
+    assert any("cannot repair it" in c.value for c in at.caption)
+    assert list(frame_with(at, "independent trials")["release"]) == ["plain UP"]
 
 
 def test_output_perturbation_view():

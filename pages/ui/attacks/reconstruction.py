@@ -144,13 +144,17 @@ def render(data: Dataset) -> None:
     present = np.flatnonzero(counts)
     size, top = int(g.size[gid]), int(g.top_value[gid])
     n_sample = int(an.n_sample[gid]) if an.violating[gid] else None
+    stuck = bool(an.stuck[gid])  # open, and no sample passes the test: Algorithm 1 cannot repair it
+    if stuck:
+        n_sample = None
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("records in the group |g|", f"{size:,}")
     m2.metric(f"most frequent value ({g.top_frequency[gid]:.0%} of the group)", str(data.sa_labels[top]))
     m3.metric("size threshold s_g", f"{an.s_g[gid]:,.1f} records",
               help="Largest group size that passes the (λ, δ) test with this top share (Theorems 5.11, 5.13).")
-    m4.metric("randomised under RP" + (" (resampled)" if n_sample else " (as plain UP)"),
-              f"{n_sample if n_sample else size:,} records",
+    m4.metric("randomised under RP" + (" (resampled)" if n_sample else " (cannot be repaired)" if stuck
+                                       else " (as plain UP)"),
+              "—" if stuck else f"{n_sample if n_sample else size:,} records",
               help="Independent coin flips behind the group's published values under Algorithm 1.")
 
     left, right = st.columns([2, 3])
@@ -176,7 +180,12 @@ def render(data: Dataset) -> None:
                                            str(data.sa_labels[value]),
                                            steps=(1 / (size * p), 1 / (n_sample * p) if n_sample else None)),
                         key=f"{NS}_hist")
-        if rp is None:
+        if stuck:
+            st.caption(f"Blue: the attacker's estimate over {releases:,} plain UP releases. This group fails the test "
+                       f"even with a single randomised record (s_g = {an.s_g[gid]:.2f} < 1), so Algorithm 1 cannot "
+                       f"repair it at these settings: lower p, λ or δ. The dashed lines mark an error of λ = {lam:g} "
+                       f"either way.")
+        elif rp is None:
             st.caption(f"Blue: the attacker's estimate over {releases:,} releases. This group passes the test, so RP "
                        f"publishes it exactly as plain UP. The dashed lines mark an error of λ = {lam:g} either way.")
         else:
