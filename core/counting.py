@@ -91,10 +91,12 @@ class CountIndex:
                  n_target: int, weights: np.ndarray | None = None):
         self.domains = tuple(int(d) for d in domains)
         self.n_target = int(n_target)
-        cells = int(np.prod(self.domains, dtype=float)) if self.domains else 1
-        key = _ravel(cols, self.domains, len(target))
+        cells = float(np.prod(self.domains, dtype=float)) if self.domains else 1.0
+        self._coder = _KeyCoder(cols, self.domains, len(target))
+        key, _ = self._coder.encode(cols, len(target))
         target = np.asarray(target, dtype=np.int64)
-        if cells * self.n_target <= DENSE_CELLS:
+        if self._coder.plain and cells * self.n_target <= DENSE_CELLS:
+            cells = int(cells)
             dense = np.bincount(key * self.n_target + target, weights=weights,
                                 minlength=cells * self.n_target).reshape(cells, self.n_target)
             keys = np.flatnonzero(dense.any(axis=1))
@@ -109,9 +111,7 @@ class CountIndex:
     @cached_property
     def values(self) -> np.ndarray:
         """Per-attribute codes of each occurring combination: (E, d)."""
-        if not self.domains:
-            return np.zeros((len(self.keys), 0), dtype=np.int64)
-        return np.stack(np.unravel_index(self.keys, self.domains), axis=1)
+        return self._coder.decode(self.keys)
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every non-zero cell: (values (E, d), target code (E,), count (E,))."""
@@ -120,12 +120,12 @@ class CountIndex:
 
     def lookup(self, values: np.ndarray) -> np.ndarray:
         """Counts for equality predicates: (Q, n_target) dense."""
-        key = _ravel([values[:, j] for j in range(values.shape[1])], self.domains, len(values))
+        key, known = self._coder.encode([values[:, j] for j in range(values.shape[1])], len(values))
         out = np.zeros((len(values), self.n_target))
         if len(self.keys) == 0:
             return out
         pos = np.minimum(np.searchsorted(self.keys, key), len(self.keys) - 1)
-        found = self.keys[pos] == key
+        found = (self.keys[pos] == key) & known
         if found.any():
             out[found] = self.matrix[pos[found]].toarray()
         return out
@@ -148,10 +148,61 @@ class CountIndex:
         return out
 
 
-def _ravel(cols: Sequence[np.ndarray], domains: Sequence[int], n: int) -> np.ndarray:
-    if not domains:
-        return np.zeros(n, dtype=np.int64)
-    return np.ravel_multi_index(tuple(np.asarray(c, dtype=np.int64) for c in cols), domains)
+class _KeyCoder:
+    """One int64 key per combination of attribute values.
+
+    Normally the mixed-radix index (``np.ravel_multi_index``).  When the
+    product of the domains would overflow 64 bits (many high-cardinality
+    columns), keys are built column by column as ranks among the
+    combinations seen in the data, and the same steps map a query's values
+    (unseen combinations are flagged, they count zero).
+    """
+
+    LIMIT = 2**62
+
+    def __init__(self, cols: Sequence[np.ndarray], domains: Sequence[int], n: int):
+        self.domains = tuple(domains)
+        self.plain = float(np.prod(self.domains, dtype=float)) < self.LIMIT if self.domains else True
+        self.steps: list[np.ndarray] = []
+        if not self.plain:
+            key = np.asarray(cols[0], dtype=np.int64)
+            for col, size in zip(cols[1:], self.domains[1:]):
+                combined = key * size + np.asarray(col, dtype=np.int64)
+                uniq, key = np.unique(combined, return_inverse=True)
+                key = key.ravel()
+                self.steps.append(uniq)
+
+    def encode(self, cols: Sequence[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, known): ``known`` is False for combinations the data never had (compressed keys only)."""
+        if not self.domains:
+            return np.zeros(n, dtype=np.int64), np.ones(n, dtype=bool)
+        if self.plain:
+            return (np.ravel_multi_index(tuple(np.asarray(c, dtype=np.int64) for c in cols), self.domains),
+                    np.ones(n, dtype=bool))
+        key = np.asarray(cols[0], dtype=np.int64)
+        known = np.ones(n, dtype=bool)
+        for col, size, uniq in zip(cols[1:], self.domains[1:], self.steps):
+            combined = key * size + np.asarray(col, dtype=np.int64)
+            pos = np.minimum(np.searchsorted(uniq, combined), len(uniq) - 1)
+            ok = uniq[pos] == combined
+            known &= ok
+            key = np.where(ok, pos, 0)
+        return key, known
+
+    def decode(self, keys: np.ndarray) -> np.ndarray:
+        """Per-attribute codes of each key: (E, d)."""
+        if not self.domains:
+            return np.zeros((len(keys), 0), dtype=np.int64)
+        if self.plain:
+            return np.stack(np.unravel_index(keys, self.domains), axis=1)
+        out = np.empty((len(keys), len(self.domains)), dtype=np.int64)
+        key = np.asarray(keys, dtype=np.int64)
+        for j in range(len(self.domains) - 1, 0, -1):
+            combined = self.steps[j - 1][key]
+            out[:, j] = combined % self.domains[j]
+            key = combined // self.domains[j]
+        out[:, 0] = key
+        return out
 
 
 class Records:

@@ -61,3 +61,24 @@ def test_absent_combination_counts_zero():
     rec = Records([np.array([0, 1])], [5], np.array([0, 1]), 2)
     batch = QueryBatch(attrs=(0,), values=np.array([[4], [1]]), sa=np.array([[True, False], [False, True]]))
     np.testing.assert_array_equal(rec.counts(batch), [[0, 0], [0, 1]])
+
+
+def test_domains_whose_product_overflows_64_bits():
+    """Eight columns with 300,000 values each: keys are built as ranks of the combinations seen."""
+    rng = np.random.default_rng(1)
+    n, d = 2000, 8
+    domains = [300_000] * d
+    qi = [rng.integers(0, 300_000, n) for _ in range(d)]
+    qi[0][:10] = qi[0][10:20]  # a few repeated combinations
+    for j in range(1, d):
+        qi[j][:10] = qi[j][10:20]
+    target = rng.integers(0, 3, n)
+    rec = Records(qi, domains, target, 3)
+    attrs = tuple(range(d))
+    values = np.stack([c[:30] for c in qi], axis=1)
+    values[-1, 0] = 299_999  # a combination the data never had
+    batch = QueryBatch(attrs=attrs, values=values, sa=np.ones((30, 3), dtype=bool))
+    expected = brute(qi, target, 3, None, attrs, batch.qi_masks(domains))
+    np.testing.assert_allclose(rec.counts(batch), expected)
+    got_values, _, _ = rec.index(attrs).entries()
+    assert {tuple(v) for v in got_values.tolist()} == {tuple(v) for v in np.stack(qi, axis=1).tolist()}

@@ -75,4 +75,4 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
             st.dataframe(frame, hide_index=True, key=f"exp_{name}_table_{i}")
             st.caption(caption)
     else:
-        st.caption("Press Run: the experiment sanitizes the table several times, which takes a few seconds.")
+        st.caption("Press Run to compute it on the loaded table (it may take a few seconds; the result is kept).")
