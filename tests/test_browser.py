@@ -2,13 +2,17 @@
 
 Loads the app, opens the Bounds page, moves a slider with the keyboard and
 checks that the chart's data and a read-out changed; then does the same on
-the Sanitize page (SPLU's gamma on Adult) and prints how long the rerun took.
+the Sanitize page (SPLU's gamma on Adult) and prints how long the rerun took;
+then measures three mechanisms on the Trade-offs page, clicks a point of the
+map for its details, downloads the review report and opens it with the
+network cut off to check that every embedded figure draws.
 The server is started here and stopped by its PID.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -138,3 +142,48 @@ def test_sanitize_slider_reruns_fast_on_adult(server, browser):
         print(f"\nSanitize rerun after a slider move on Adult: {elapsed:.2f} s (keypress to new chart)")
     finally:
         page.close()
+
+
+def test_tradeoffs_map_point_details_and_offline_report(server, browser, tmp_path):
+    """The trade-offs page in a real browser: measure, click a point, export the report, open it offline."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1200}, accept_downloads=True)
+    try:
+        page.goto(f"{server}/Trade-offs?data=adult&sa=occupation&to=uniform,splu,laplace&to.queries=1000",
+                  timeout=60_000)
+        page.get_by_role("button", name="Measure every setting").click(timeout=60_000)
+        page.wait_for_selector(".js-plotly-plot .scatterlayer .points path", timeout=180_000)
+        names = _wait_for(lambda: page.evaluate(
+            "() => { const g = document.querySelector('.js-plotly-plot'); "
+            "return g && g.data ? g.data.map(t => t.name) : null; }"), timeout=60)
+        assert names and len(names) >= 3, names  # one trace per mechanism (and the front)
+        assert page.get_by_text("Click a point on the map to see its measures here.").count() == 1
+
+        page.locator(".js-plotly-plot .scatterlayer .points path").first.click(force=True)
+        assert _wait_for(lambda: page.get_by_text("lift over the most common value").count() > 0, timeout=60), \
+            "clicking a point did not open its details"
+
+        page.get_by_role("button", name="Build the report").click()
+        button = page.get_by_role("button", name="Download the report (HTML)")
+        button.wait_for(timeout=180_000)
+        with page.expect_download(timeout=60_000) as info:
+            button.click()
+        report = tmp_path / "report.html"
+        info.value.save_as(report)
+        html = report.read_text(encoding="utf-8")
+        assert not re.search(r"<script[^>]*\bsrc=", html), "the report loads a script from elsewhere"
+    finally:
+        page.close()
+
+    # the report opens with the network cut off and draws every figure it embeds
+    context = browser.new_context(offline=True)
+    try:
+        offline = context.new_page()
+        offline.goto(report.as_uri())
+        expected = html.count('class="plotly-graph-div"')
+        assert expected >= 3
+        drawn = _wait_for(lambda: offline.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".filter(g => g.querySelector('.main-svg')).length") >= expected, timeout=60)
+        assert drawn, "the offline report did not draw every figure"
+    finally:
+        context.close()
