@@ -1,0 +1,223 @@
+"""F'-privacy multi-size bucketization (seed 003), published Anatomy-style as QIT and ST.
+
+Every sensitive value x_i has its own tolerance f'_i: in every bucket its
+share must stay at most f'_i (Definition 2).  By default
+``f'_i = min(1, theta f_i + b)`` (seed 003 §7.1); a steward can override
+f'_i for a few highly sensitive values (``overrides``, e.g.
+``"Exec-managerial=0.05;Sales=0.1"``).  Buckets of several sizes are formed
+(:mod:`core.bucketing`): ``sizes=two`` the optimal two-size setting
+(Algorithm 1), ``multi`` the heuristic of Algorithm 2 (default),
+``optimal`` the integer program (small problems only).  Records are dealt
+to size classes (record partition, §4.3) and to buckets by round-robin
+assignment (Lemma 2).
+
+Published: ``QIT(QI..., bid)`` (exact QI values, rows shuffled) and
+``ST(bid, SA, count)``; with ``sigma > 0`` each bucket's ST also lists
+``sigma`` fake values (distinct, absent from the bucket, count 1) against
+the corruption attack (§6): after corrupting all but one member the
+adversary is only ``1/(1 + sigma)`` sure the remaining value is real.  The
+fakes are distortion: the estimator cannot tell them apart either.
+
+Manifest ``published``: the bucket setting ``[(S_j, b_j)]``, ``loss = sum
+(|g| - 1)^2`` (eq. 2), ``mse = loss / (|T| - 1)`` (Definition 3) and
+``l_equivalent = ceil(1 / min f'_i)`` (Remark 1).  ``privacy``: the worst
+in-bucket share of each value against its f'_i, recomputed from the
+published tables, and the largest posterior.
+
+Estimation: Anatomy's ``sum_g c(g, C) c(g, x) / |g|`` (seed 003 §7.2.2
+after [22]) with ``|g|`` the bucket's ST total (so fakes take their share).
+
+Choices where the paper is silent: see :mod:`core.bucketing`; besides,
+``sigma`` larger than the number of values absent from some bucket is
+refused (fakes must be distinct and absent), and the fakes of a bucket are
+drawn uniformly among its absent values.
+
+References
+----------
+seed 003 §3-7, Algorithms 1-2, Lemma 1, Remark 1, §6 (corruption attack);
+MECHANISMS.md sections 4 and 6.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import bucketing as bk
+from ..counting import QueryBatch, select
+from ..errors import NotEligible
+from ..params import Param
+from ..release import CodedTable, Published, Release
+from ..table import Dataset
+from .base import Mechanism, bucket_records, qi_table, shuffled
+
+THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
+              "(f′ = min(1, θf + b)); lower is safer.", 8.0, low=0.5, high=64, step=0.5, safer="lower",
+              presets=(2.0, 4.0, 8.0, 16.0, 32.0), paper="seed 003 Table 4: 2, 4, 8, 16, 32 (default 8)")
+OFFSET = Param("b", "b", "Offset of the threshold f′ = min(1, θf + b): the share even the rarest value may "
+               "reach in a bucket.", 0.02, low=0, high=1, step=0.005, safer="lower",
+               paper="seed 003 Table 4: 0.02")
+OVERRIDES = Param("overrides", "f′ᵢ", "Thresholds set by hand for highly sensitive values, as value=f′ pairs "
+                  "separated by ';' (e.g. Exec-managerial=0.05;Sales=0.1); empty for none.", "", kind="text",
+                  paper="seed 003 §3.2: 'set f′ᵢ manually to a small value for a few highly sensitive values'")
+MAX_BUCKET = Param("max_bucket", "M′", "Largest bucket size allowed (records); larger buckets lose more "
+                   "information.", 50, kind="int", low=2, high=500, step=1, paper="seed 003 Table 4: M′ = 50")
+SIZES = Param("sizes", "sizes", "How bucket sizes are chosen: 'two' = optimal two sizes (Algorithm 1), 'multi' = "
+              "recursive two-size splits (Algorithm 2), 'optimal' = integer program (small problems only).",
+              "multi", kind="choice", choices=("two", "multi", "optimal"), paper="seed 003 §5, §7.2")
+SIGMA = Param("sigma", "σ", "Fake sensitive values added to each bucket against the corruption attack; an "
+              "adversary who corrupts all but one member is then only 1/(1+σ) sure.", 0, kind="int", low=0,
+              high=20, step=1, safer="higher", paper="seed 003 §6 (default 0: no fakes)")
+
+
+@lru_cache(maxsize=64)
+def _plan(counts: tuple, fp: tuple, max_size: int, method: str) -> bk.Bucketing:
+    return bk.bucketize(np.array(counts, dtype=np.int64), np.array(fp), max_size, method)
+
+
+class Bucketization(Mechanism):
+    name = "bucketization"
+    title = "F′-privacy bucketization (multi-size)"
+    paper = "seed 003 (Wang, Wang, Fu & Wong, inferential vs differential privacy)"
+    summary = ("Records are grouped into buckets of different sizes; the QI values are published exactly with a "
+               "bucket number and each bucket's sensitive values separately (as Anatomy does). Each sensitive "
+               "value has its own ceiling f′ on its share inside any bucket, so rare or very sensitive values "
+               "are hidden in large buckets while common ones sit in small buckets that lose little.")
+    order = 55
+    params = (THETA, OFFSET, OVERRIDES, MAX_BUCKET, SIZES, SIGMA)
+    main_param = "theta"
+    sweep = (2, 4, 8, 16, 32)
+    publishes = "tables"
+    bounds = ("differential-inference",)
+
+    # ------------------------------------------------------------ specification
+    def overrides(self, data: Dataset, values: Mapping[str, Any]) -> dict[int, float]:
+        return bk.parse_overrides(values.get("overrides", ""), data.sa_labels, self.name)
+
+    def thresholds(self, data: Dataset, values: Mapping[str, Any]) -> np.ndarray:
+        """f'_i of every value (default specification, then overrides)."""
+        return bk.fprime(data.sa_counts, values["theta"], values["b"], self.overrides(data, values))
+
+    def plan(self, data: Dataset, values: Mapping[str, Any]) -> bk.Bucketing:
+        """The bucket setting and class counts (cached on the SA counts and thresholds)."""
+        fp = self.thresholds(data, values)
+        bk.check_spec(data.sa_counts, fp, data.sa_labels, values["theta"], values["b"],
+                      tuple(self.overrides(data, values)))
+        return _plan(tuple(int(c) for c in data.sa_counts), tuple(float(f) for f in fp),
+                     int(values["max_bucket"]), values["sizes"])
+
+    def derived(self, data: Dataset, values: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            fp = self.thresholds(data, values)
+        except Exception:  # a bad override is reported by check()
+            return {}
+        top = int(data.sa_counts.max())
+        return {
+            "l_equivalent": int(math.ceil(1.0 / fp.min() - bk.EPS)),
+            "smallest_bucket": bk.min_size(data.sa_counts, fp),
+            "fprime_min": float(fp.min()),
+            "anatomy_max_l": int(data.n // top),
+        }
+
+    def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
+        pl = self.plan(data, values)
+        sigma = int(values["sigma"])
+        if sigma:
+            most = bk.max_distinct(pl)
+            if data.m - most < sigma:
+                raise NotEligible(
+                    f"σ = {sigma} fake values per bucket must be distinct and absent from the bucket, but the fullest "
+                    f"bucket already holds {most} of the {data.m} values; the largest σ possible is "
+                    f"{max(0, data.m - most)}.", suggestion={"sigma": max(0, data.m - most)})
+
+    # ------------------------------------------------------------ sanitize
+    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+        pl = self.plan(data, values)
+        fp = self.thresholds(data, values)
+        n, m = data.n, data.m
+        bucket = bk.assign(data.sa_codes, pl, rng)
+        n_buckets = int(bucket.max()) + 1
+        # bucket ids in random order, so an id reveals nothing about size class or value order
+        relabel = rng.permutation(n_buckets)
+        bid = relabel[bucket]
+        rows = shuffled(rng, n)  # drawn before the fakes, so sigma changes only the ST
+        sizes, counts = bk.bucket_table(bid, data.sa_codes, m)
+        sigma = int(values["sigma"])
+        st_g, st_x = np.nonzero(counts)
+        st_c = counts[st_g, st_x]
+        fake_g = fake_x = np.zeros(0, dtype=np.int64)
+        if sigma:
+            # sigma distinct absent values per bucket, uniformly: random keys, absent values first
+            keys = rng.random((n_buckets, m)) + (counts > 0) * 2.0
+            pick = np.argsort(keys, axis=1)[:, :sigma]
+            fake_g = np.repeat(np.arange(n_buckets), sigma)
+            fake_x = pick.ravel()
+        all_g = np.concatenate([st_g, fake_g])
+        all_x = np.concatenate([st_x, fake_x])
+        all_c = np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)])
+        order = np.lexsort((all_x, all_g))
+        st = CodedTable(
+            columns={"bid": all_g[order], data.sa: all_x[order], "count": all_c[order]},
+            labels={"bid": None, data.sa: data.sa_labels, "count": None},
+        )
+        qit = qi_table(data, rows)
+        qit = CodedTable(columns={**qit.columns, "bid": bid[rows]}, labels={**qit.labels, "bid": None})
+
+        share = counts / sizes[:, None]
+        worst = share.max(axis=0)  # worst in-bucket share of each value
+        setting = pl.setting
+        loss = bk.loss_of(setting)
+        l_eq = int(math.ceil(1.0 / fp.min() - bk.EPS))
+        per_value = [{"value": str(data.sa_labels[i]), "records": int(data.sa_counts[i]),
+                      "f": float(data.sa_counts[i] / n), "fprime": float(fp[i]), "worst_share": float(worst[i])}
+                     for i in range(m)]
+        ok = bool(np.all(worst <= fp + bk.EPS))
+        published = {
+            "bucket_setting": [[int(s), int(b)] for s, b in setting],
+            "buckets": n_buckets,
+            "loss": loss,
+            "mse": loss / (n - 1) if n > 1 else 0.0,
+            "l_equivalent": l_eq,
+            "sizes": values["sizes"],
+            "max_bucket": int(values["max_bucket"]),
+            "fake_values": int(len(fake_g)),
+            "fake_share": float(len(fake_g) / (n + len(fake_g))),
+            "fprime": per_value,
+            "seconds": pl.seconds,
+        }
+        privacy = {
+            "every_bucket_meets_fprime": ok,
+            "max_posterior": float(share.max()),
+            "worst_share_over_fprime": float((worst / fp).max()),
+            "l_equivalent": l_eq,
+            "corruption_certainty": 1.0 / (1 + sigma),
+        }
+        notes = [f"{n_buckets:,} buckets in {len(setting)} size{'s' if len(setting) != 1 else ''} "
+                 f"({', '.join(f'{b:,} × {s}' for s, b in setting)}); loss Σ(|g|−1)² = {loss:,}. "
+                 f"ℓ-diversity would need ℓ = {l_eq} to give every value this protection; "
+                 f"Anatomy can deliver at most ℓ = {n // int(data.sa_counts.max())} on this table."]
+        if sigma:
+            notes.append(f"Each bucket's ST lists σ = {sigma} fake value{'s' if sigma > 1 else ''}: "
+                         f"{len(fake_g):,} fake entries, {published['fake_share']:.1%} of the ST's mass, which "
+                         f"estimates count as if real (distortion).")
+        return Published(tables={"qit": qit, "st": st}, published=published, privacy=privacy,
+                         notes=tuple(notes), rows_out=n)
+
+    # ------------------------------------------------------------ estimate
+    def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
+        """Anatomy's estimator ``sum_g c(g, C) c(g, x) / |g|`` from the published QIT and ST."""
+        cache = release.state.setdefault("_records", {})
+        if "bucketization" not in cache:
+            qit, st = release.tables["qit"], release.tables["st"]
+            qi = release.source["qi"]
+            sa = release.source["sensitive"]
+            cache["bucketization"] = bucket_records(
+                [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["bid"],
+                st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
+        return select(cache["bucketization"].counts(batch), batch.sa)
+
+
+MECHANISMS = [Bucketization()]
