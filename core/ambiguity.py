@@ -1,0 +1,519 @@
+"""Ambiguity and PriView (seed 004): greedy QI-groups, privacy measures, Fig. 5 estimation.
+
+Everything here works on integer codes and is shared by the two mechanisms
+in :mod:`core.mechanisms.ambiguity`, their Sanitize views and the
+possible-worlds attack.
+
+Construction (seed 004 section 7, :func:`build_groups`)
+------------------------------------------------------
+Records are hashed into one bucket per SA value; buckets are taken largest
+first.  A group takes one record from each of the ``l = ceil(1/beta)``
+buckets with most unpicked records, each time the record that adds most new
+QI values (largest product of the per-attribute distinct counts, i.e. the
+smallest presence, Fig. 7); while its presence exceeds alpha it takes one
+more record from the next largest bucket it does not hold yet.  This repeats
+until fewer than ``l`` non-empty buckets remain; the residue (step 3) goes to
+a group that lacks its SA value and stays within alpha.  Every SA value
+occurs at most once per group, so each group is ``l``-diverse (Theorem 5)
+and its association is ``1/|G| <= beta`` (Theorem 4).
+
+Choices where the paper is silent (documented, tested):
+
+* pick() (Fig. 7) scans every unpicked record for every pick, which is
+  quadratic.  Ours scores a window of ``candidates`` unpicked records of the
+  current bucket only (the bucket is in a seeded random order), vectorised
+  with numpy; ``candidates = 1`` is a random pick.
+* Groups are built in batches: the bucket schedule is the paper's (water
+  filling on the unpicked counts, computed exactly on counts first), and
+  the records are then picked for a whole batch of groups at once, each group
+  from its own disjoint window of each bucket.
+* A group that cannot reach alpha even with one record of every bucket is
+  dissolved and its records join the residue.
+* A residue record goes to the eligible group with the smallest resulting
+  presence (ties: the lowest group number); residue is processed in a
+  seeded random order.  A record that fits nowhere is *unplaced*: it is not
+  published, and the release reports how many and of which values.
+* PriView uses the same construction with Theorem 6's presence
+  ``|G| / (|G_AT| |G_ST|)``.  With the AT published as one row per record
+  (seed 004 Fig. 9a, ``|G_AT| = |G|``) and distinct SA values per group
+  (``|G_ST| = |G|``) that is ``1/|G|``: groups take
+  ``max(ceil(1/beta), ceil(1/alpha))`` records.  Presence then does not
+  depend on which values a group covers, so the pick rule cannot lower it;
+  we keep Ambiguity's rule (most new QI values), which makes the partition
+  independent of the split A_j.  The split is chosen by :func:`split_losses`.
+
+Where the paper is wrong (PriView, Theorem 6)
+---------------------------------------------
+The ST of PriView carries (A_j, SA) together.  An adversary who knows a
+target's A_j value ``a`` only considers the ST rows with that value, so the
+exact association from the published tables is
+``Pr(s | t in T) = c(G, a, s) / c(G, a)``, not ``c(G, s) / |G|``: when ``a``
+occurs once in the group it is 1 (Fig. 9: Alan, zip 11000, has diabetes
+with certainty if present).  Likewise the exact presence of a person
+``(q, a)`` when the group's records are paired uniformly at random
+(possible worlds consistent with AT and ST) is
+``1 - C(|G| - c(a), n_q) / C(|G|, n_q)`` (``n_q`` AT rows equal ``q``),
+not ``1/|G|`` (Fig. 9 group 2: Grace (60, F, 23000) has 5/6).
+:func:`priview_stats` reports both, the paper's formula beside the exact
+value.
+
+References
+----------
+Hui Wang, "Privacy-preserving data sharing in cloud computing", JCST 25(3),
+2010 (seed 004): Theorems 1, 2, 4-6, Figs. 2, 5, 7-9, sections 6-8;
+MECHANISMS.md section 5.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from scipy.special import gammaln
+
+from .counting import QueryBatch, Records
+
+#: relative tolerance on presence/association comparisons (products are exact in float64 here)
+_TOL = 1e-12
+#: queries x groups evaluated at once by the Ambiguity estimator
+_CELLS = 8_000_000
+
+
+def diversity(beta: float) -> int:
+    """``ceil(1/beta)``, robust to 1/7 written as 0.142857...
+
+    >>> diversity(0.1), diversity(1 / 7), diversity(0.025), diversity(0.3)
+    (10, 7, 40, 4)
+    """
+    return int(math.ceil(1.0 / beta - 1e-9))
+
+
+def presence_size(alpha: float) -> int:
+    """Smallest |G| with 1/|G| <= alpha (PriView, Theorem 6)."""
+    return int(math.ceil(1.0 / alpha - 1e-9))
+
+
+@dataclass(frozen=True, eq=False)
+class Grouping:
+    """Result of :func:`build_groups`: a group per record (-1 = unplaced)."""
+
+    group: np.ndarray
+    n_groups: int
+    residue: int          # records left after step 2 (incl. dissolved groups)
+    residue_placed: int   # of which step 3 placed
+    dissolved: int        # groups that could not reach alpha
+
+    @property
+    def unplaced(self) -> np.ndarray:
+        return np.flatnonzero(self.group < 0)
+
+
+def _log_presence(size, k) -> np.ndarray:
+    """log(|G| / prod_i k_i) (Theorem 1)."""
+    return np.log(size) - np.log(np.maximum(k, 1)).sum(axis=-1)
+
+
+def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,
+                 beta: float, alpha: float, kind: str = "ambiguity", candidates: int = 32,
+                 rng: np.random.Generator | None = None, batch: int = 1024) -> Grouping:
+    """Seed 004 section 7, steps 1-3 (see the module docstring for the choices).
+
+    ``kind="ambiguity"`` checks Theorem 1's presence ``|G| / prod_i |G_ATi|``;
+    ``kind="priview"`` Theorem 6's ``1/|G|``.
+    """
+    rng = np.random.default_rng(rng)
+    sa = np.asarray(sa, dtype=np.int64)
+    n, d = len(sa), len(domains)
+    off = np.concatenate([[0], np.cumsum(domains)[:-1]]).astype(np.int64)
+    X = (np.stack([np.asarray(c, dtype=np.int64) for c in qi_codes], axis=1) + off) if d else np.zeros((n, 0), np.int64)
+    D = int(sum(domains))
+    l = diversity(beta)
+    slots = l if kind == "ambiguity" else max(l, presence_size(alpha))
+    log_alpha = math.log(alpha) + _TOL
+    K = max(1, int(candidates))
+
+    perm = rng.permutation(n)
+    order = perm[np.argsort(sa[perm], kind="stable")]
+    bounds = np.searchsorted(sa[order], np.arange(m + 1))
+    queues = [order[bounds[v]:bounds[v + 1]] for v in range(m)]
+    remaining = np.array([len(q) for q in queues], dtype=np.int64)
+    group = np.full(n, -1, dtype=np.int64)
+    picked = np.zeros(n, dtype=bool)
+    n_groups = 0
+    dissolved = 0
+    leftovers: list[np.ndarray] = []
+
+    def presence_ok(size, k):
+        if kind == "ambiguity":
+            return _log_presence(size, k) <= log_alpha
+        return -np.log(size) <= log_alpha
+
+    while True:
+        # the paper's bucket schedule, on counts: each group takes the `slots` largest buckets
+        rem = remaining.copy()
+        sched = []
+        while len(sched) < batch and np.count_nonzero(rem) >= slots:
+            top = np.argsort(-rem, kind="stable")[:slots]
+            sched.append(top)
+            rem[top] -= 1
+        if not sched:
+            break
+        S = np.array(sched)
+        B = len(S)
+        rows = np.arange(B)
+        cand = np.full((B, slots, K), -1, dtype=np.int64)
+        for v in np.unique(S):
+            bs, js = np.nonzero(S == v)
+            q = queues[v]
+            w = min(K, len(q) // len(bs))
+            cand[bs, js, :w] = q[: w * len(bs)].reshape(len(bs), w)
+        seen = np.zeros((B, D), dtype=bool)
+        k = np.zeros((B, d))
+        members = np.empty((B, slots), dtype=np.int64)
+        for j in range(slots):
+            c = cand[:, j, :]
+            valid = c >= 0
+            codes = X[np.where(valid, c, 0)]                      # (B, K, d)
+            new = ~seen[rows[:, None, None], codes]
+            gain = np.log((k + 1) / np.maximum(k, 1))             # log((k+1)/k); 0 for an empty group
+            score = np.einsum("bkd,bd->bk", new, gain)
+            score[~valid] = -np.inf
+            p = np.argmax(score, axis=1)
+            rec = c[rows, p]
+            members[:, j] = rec
+            k += new[rows, p]
+            seen[rows[:, None], X[rec]] = True
+        picked[members.ravel()] = True
+        for v in np.unique(S):
+            q = queues[v]
+            queues[v] = q[~picked[q]]
+            remaining[v] = len(queues[v])
+        ok = presence_ok(np.full(B, float(slots)), k)
+        good = np.flatnonzero(ok)
+        group[members[good]] = (n_groups + np.arange(len(good)))[:, None]
+        n_groups += len(good)
+        for b in np.flatnonzero(~ok):  # rare: extend with further buckets, one record at a time
+            mem = list(members[b])
+            used = set(S[b].tolist())
+            g_seen, g_k = seen[b].copy(), k[b].copy()
+            while not presence_ok(float(len(mem)), g_k):
+                avail = [v for v in np.argsort(-remaining, kind="stable") if remaining[v] > 0 and v not in used]
+                if not avail:
+                    break
+                v = int(avail[0])
+                q = queues[v]
+                win = q[:K]
+                new = ~g_seen[X[win]]
+                gain = np.log((g_k + 1) / np.maximum(g_k, 1))
+                p = int(np.argmax(new @ gain))
+                rec = int(win[p])
+                g_k += new[p]
+                g_seen[X[rec]] = True
+                mem.append(rec)
+                used.add(v)
+                picked[rec] = True
+                queues[v] = np.delete(q, p)
+                remaining[v] -= 1
+            if presence_ok(float(len(mem)), g_k):
+                group[mem] = n_groups
+                n_groups += 1
+            else:
+                dissolved += 1
+                leftovers.append(np.array(mem, dtype=np.int64))
+    residue = np.concatenate([q for q in queues] + leftovers) if n else np.zeros(0, np.int64)
+    residue = residue[rng.permutation(len(residue))]
+    placed_residue = _place_residue(residue, group, n_groups, X, off, D, sa, m, alpha, kind)
+    return Grouping(group=group, n_groups=n_groups, residue=len(residue), residue_placed=placed_residue,
+                    dissolved=dissolved)
+
+
+def _place_residue(residue, group, G, X, off, D, sa, m, alpha, kind) -> int:
+    """Step 3: each residue record to a group lacking its SA value whose presence stays <= alpha."""
+    if len(residue) == 0 or G == 0:
+        return 0
+    inside = np.flatnonzero(group >= 0)
+    g = group[inside]
+    size = np.bincount(g, minlength=G).astype(float)
+    seen = np.zeros((G, D), dtype=bool)
+    seen[g[:, None], X[inside]] = True
+    has_sa = np.zeros((G, m), dtype=bool)
+    has_sa[g, sa[inside]] = True
+    k = np.add.reduceat(seen, off, axis=1).astype(float) if X.shape[1] else np.zeros((G, 0))
+    log_alpha = math.log(alpha) + _TOL
+    placed = 0
+    for t in residue:
+        ok = ~has_sa[:, sa[t]]
+        if not ok.any():
+            continue
+        new = ~seen[:, X[t]]
+        if kind == "ambiguity":
+            logp = np.log(size + 1) - np.log(k + new).sum(axis=1)
+        else:
+            logp = -np.log(size + 1)
+        ok &= logp <= log_alpha
+        if not ok.any():
+            continue
+        best = int(np.argmin(np.where(ok, logp, np.inf)))
+        group[t] = best
+        size[best] += 1
+        k[best] += new[best]
+        seen[best, X[t]] = True
+        has_sa[best, sa[t]] = True
+        placed += 1
+    return placed
+
+
+# ------------------------------------------------------------------ feasibility
+def placeable(sa_counts: np.ndarray, beta: float, min_size: int = 0) -> dict:
+    """How many records groups with distinct SA values and >= ceil(1/beta) of them can hold.
+
+    With g groups each value x contributes at most ``min(c_x, g)`` records
+    and the groups need ``l g`` of them; the largest feasible g gives the
+    maximum.  Every record fits iff ``l * max c_x <= N``; the smallest beta
+    that places all is ``1 / floor(N / max c_x)`` (any beta-association
+    partition needs ``max c_x / N <= beta`` anyway).  ``min_size`` raises the
+    group size (PriView: ``ceil(1/alpha)``).
+    """
+    c = np.sort(np.asarray(sa_counts, dtype=np.int64))[::-1]
+    c = c[c > 0]
+    n, l = int(c.sum()), max(diversity(beta), int(min_size))
+    best_g, best = 0, 0
+    if len(c) >= l:
+        lo, hi = 0, int(c[0])
+        while lo < hi:  # largest g with sum(min(c, g)) >= l g (the left side is concave in g)
+            mid = (lo + hi + 1) // 2
+            if np.minimum(c, mid).sum() >= l * mid:
+                lo = mid
+            else:
+                hi = mid - 1
+        best_g = lo
+        best = int(np.minimum(c, best_g).sum()) if best_g else 0
+    per = n // int(c[0]) if len(c) else 0
+    beta_all = (1.0 / per) if per >= 1 and per >= min_size else None
+    lo, hi = 0, n  # any partition whose groups have shares <= beta: P <= sum_x min(c_x, beta P) (concave)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if np.minimum(c, beta * mid + 1e-9).sum() >= mid:
+            lo = mid
+        else:
+            hi = mid - 1
+    return {"any_partition_bound": lo,
+            "records": n, "diversity": l, "max_groups": best_g, "max_placeable": best,
+            "all_placeable": best == n, "beta_to_place_all": beta_all,
+            "largest_count": int(c[0]) if len(c) else 0}
+
+
+# ------------------------------------------------------------------ privacy of published tables
+def _group_max(gid: np.ndarray, values: np.ndarray, G: int) -> np.ndarray:
+    out = np.zeros(G)
+    np.maximum.at(out, gid, values)
+    return out
+
+
+def ambiguity_stats(at_gids: Sequence[np.ndarray], st_gid: np.ndarray, st_sa: np.ndarray,
+                    st_count: np.ndarray, G: int | None = None) -> dict[str, np.ndarray]:
+    """Per group, from the published ATs and ST: |G|, |G_ATi|, presence (Theorem 1),
+    association max_s c/|G| (Theorem 2), distinct SA values."""
+    st_gid = np.asarray(st_gid, dtype=np.int64)
+    if G is None:
+        G = int(st_gid.max()) + 1 if len(st_gid) else 0
+    size = np.bincount(st_gid, weights=st_count, minlength=G)
+    k = np.stack([np.bincount(np.asarray(a, dtype=np.int64), minlength=G) for a in at_gids], axis=1) \
+        if len(at_gids) else np.ones((G, 0))
+    presence = size / np.prod(k.astype(float), axis=1)
+    assoc = _group_max(st_gid, np.asarray(st_count, float), G) / np.maximum(size, 1)
+    distinct = np.bincount(st_gid, minlength=G)
+    return {"size": size, "k": k, "presence": presence, "association": assoc, "distinct_sa": distinct}
+
+
+def priview_stats(at_gid: np.ndarray, at_codes: Sequence[np.ndarray], at_domains: Sequence[int],
+                  st_gid: np.ndarray, st_a: np.ndarray, st_sa: np.ndarray, st_count: np.ndarray,
+                  n_a: int, m: int, G: int | None = None) -> dict[str, np.ndarray]:
+    """Per group, from the published AT (one row per record) and ST(GID, A_j, SA, Count).
+
+    ``presence_paper = |G| / (|G_AT| |G_ST|)`` and ``association_paper =
+    max_s c(s) / |G|`` (Theorem 6 as printed); ``presence`` and
+    ``association`` are exact over the possible worlds consistent with the
+    tables (module docstring): ``max_{q,a} 1 - C(|G| - c(a), n_q) / C(|G|, n_q)``
+    and ``max_{a,s} c(a, s) / c(a)``.
+    """
+    st_gid = np.asarray(st_gid, dtype=np.int64)
+    at_gid = np.asarray(at_gid, dtype=np.int64)
+    st_a = np.asarray(st_a, dtype=np.int64)
+    st_sa = np.asarray(st_sa, dtype=np.int64)
+    count = np.asarray(st_count, dtype=float)
+    if G is None:
+        G = int(max(st_gid.max(initial=-1), at_gid.max(initial=-1))) + 1
+    size = np.bincount(st_gid, weights=count, minlength=G)
+    n_at = np.bincount(at_gid, minlength=G).astype(float)
+    n_st = np.bincount(st_gid, minlength=G).astype(float)
+    presence_paper = size / np.maximum(n_at * n_st, 1)
+    c_s = np.bincount(st_gid * m + st_sa, weights=count, minlength=G * m)
+    association_paper = c_s.reshape(G, m).max(axis=1) / np.maximum(size, 1)
+    # exact association: c(a, s) / c(a) within the group
+    ga = st_gid * n_a + st_a
+    c_a = np.bincount(ga, weights=count, minlength=G * n_a)
+    association = _group_max(st_gid, count / c_a[ga], G)
+    c_a_max = c_a.reshape(G, n_a).max(axis=1)
+    # exact presence: the most repeated AT combination q with the most frequent a
+    if len(at_codes):
+        key = at_gid.copy()
+        for col, dom in zip(at_codes, at_domains):
+            key = key * int(dom) + np.asarray(col, dtype=np.int64)
+        _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
+        n_q = _group_max(at_gid, cnt[inv.ravel()].astype(float), G)
+    else:
+        n_q = n_at
+    presence = 1.0 - _comb_ratio(size, c_a_max, n_q)
+    return {"size": size, "n_at": n_at, "n_st": n_st, "presence_paper": presence_paper,
+            "association_paper": association_paper, "presence": presence, "association": association,
+            "distinct_sa": (c_s.reshape(G, m) > 0).sum(axis=1)}
+
+
+def _comb_ratio(N, c, n) -> np.ndarray:
+    """C(N - c, n) / C(N, n), elementwise (0 where N - c < n)."""
+    N, c, n = (np.asarray(x, dtype=float) for x in (N, c, n))
+    ok = (N - c) >= n
+    with np.errstate(invalid="ignore"):
+        val = np.exp(gammaln(N - c + 1) - gammaln(N - c - n + 1) - gammaln(N + 1) + gammaln(N - n + 1))
+    return np.where(ok, val, 0.0)
+
+
+def exact_presence(size: float, c_a: float, n_q: float) -> float:
+    """Exact presence of one person (q, a) in a PriView group: 1 - C(|G| - c(a), n_q)/C(|G|, n_q)."""
+    return float(1.0 - _comb_ratio(size, c_a, n_q))
+
+
+# ------------------------------------------------------------------ split choice (PriView)
+def pair_loss(g: np.ndarray, x: np.ndarray, y: np.ndarray, nx: int, ny: int, G: int) -> float:
+    """Absolute error a lossy join puts on the (X, Y) counts inside groups.
+
+    ``sum_g sum_{x,y} |n_g(x, y) - n_g(x) n_g(y) / |g||``: what every
+    two-attribute count loses when X and Y are published in different tables
+    of the same group.
+    """
+    g = np.asarray(g, np.int64)
+    x = np.asarray(x, np.int64)
+    y = np.asarray(y, np.int64)
+    size = np.bincount(g, minlength=G).astype(float)
+    cx = np.bincount(g * nx + x, minlength=G * nx).astype(float)
+    cy = np.bincount(g * ny + y, minlength=G * ny).astype(float)
+    key = (g * nx + x) * ny + y
+    uk, n = np.unique(key, return_counts=True)
+    gx, yy = uk // ny, uk % ny
+    gg = gx // nx
+    e = cx[gx] * cy[gg * ny + yy] / size[gg]
+    return float(np.sum(np.abs(n - e) - e) + len(g))
+
+
+def split_losses(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,
+                 group: np.ndarray, G: int) -> np.ndarray:
+    """Expected loss of each PriView split A_j (MECHANISMS.md section 5: keep the lowest).
+
+    Split j keeps every pair of attributes inside AT and the pair (A_j, SA)
+    in ST, and breaks (A_i, A_j) and (A_i, SA) for i != j; its loss is the
+    sum of :func:`pair_loss` over the pairs it breaks.  (The paper says
+    "the one that potentially returns the smallest information loss"
+    without a measure; two-attribute counts are what the seed 004 workload
+    asks.)
+    """
+    inside = group >= 0
+    g = group[inside]
+    cols = [np.asarray(c)[inside] for c in qi_codes]
+    s = np.asarray(sa)[inside]
+    d = len(cols)
+    with_sa = [pair_loss(g, cols[i], s, domains[i], m, G) for i in range(d)]
+    pair = np.zeros((d, d))
+    for i in range(d):
+        for j in range(i + 1, d):
+            pair[i, j] = pair[j, i] = pair_loss(g, cols[i], cols[j], domains[i], domains[j], G)
+    total_sa = sum(with_sa)
+    return np.array([pair[j].sum() + total_sa - with_sa[j] for j in range(d)])
+
+
+# ------------------------------------------------------------------ estimation (Fig. 5)
+@dataclass(frozen=True, eq=False)
+class AmbiguityIndex:
+    """Per group: which values each AT holds (G x D_i), 1/k_i, and the ST counts (G x m)."""
+
+    member: tuple[np.ndarray, ...]
+    inv_k: np.ndarray
+    st: np.ndarray
+    _by_sa: dict = field(default_factory=dict)
+
+    def _rows(self, pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Groups holding one of the SA values of ``pattern`` and their counts c_g (cached)."""
+        key = np.packbits(pattern).tobytes()
+        if key not in self._by_sa:
+            c = self.st[:, pattern].sum(axis=1)
+            rows = np.flatnonzero(c > 0)
+            self._by_sa[key] = (rows, c[rows])
+        return self._by_sa[key]
+
+    @classmethod
+    def from_tables(cls, at_values: Sequence[np.ndarray], at_gids: Sequence[np.ndarray],
+                    domains: Sequence[int], st_gid, st_sa, st_count, m: int, G: int) -> "AmbiguityIndex":
+        member = []
+        for vals, gids, dom in zip(at_values, at_gids, domains):
+            M = np.zeros((G, int(dom)), dtype=np.float32)
+            M[np.asarray(gids, np.int64), np.asarray(vals, np.int64)] = 1.0
+            member.append(M)
+        k = np.stack([M.sum(axis=1, dtype=np.float64) for M in member], axis=1) if member else np.ones((G, 0))
+        st = np.zeros((G, m))
+        np.add.at(st, (np.asarray(st_gid, np.int64), np.asarray(st_sa, np.int64)), np.asarray(st_count, float))
+        return cls(tuple(member), 1.0 / np.maximum(k, 1), st)
+
+    def estimate(self, batch: QueryBatch) -> np.ndarray:
+        """Fig. 5: ``sum_g c_g(C_S) prod_i l_gi / k_gi`` for every query of the batch.
+
+        Queries with the same SA condition share one pass over the groups
+        that hold it; equality conditions are column gathers, set conditions
+        (ranges, IN) one matrix product per attribute.
+        """
+        q = len(batch)
+        out = np.zeros(q)
+        if q == 0:
+            return out
+        sa = np.asarray(batch.sa, dtype=bool)
+        _, inv = np.unique(np.packbits(sa, axis=1), axis=0, return_inverse=True)
+        inv = inv.ravel()
+        for u in np.unique(inv):
+            idx = np.flatnonzero(inv == u)
+            rows, c = self._rows(sa[idx[0]])
+            if len(rows) == 0:
+                continue
+            step = max(1, _CELLS // len(rows))
+            for start in range(0, len(idx), step):
+                qs = idx[start:start + step]
+                F = np.repeat(c[:, None], len(qs), axis=1)
+                for j, a in enumerate(batch.attrs):
+                    if batch.is_equality:
+                        L = self.member[a][np.ix_(rows, batch.values[qs, j])]
+                    else:
+                        L = self.member[a][rows] @ batch.masks[j][qs].T.astype(np.float32)
+                    F *= L * self.inv_k[rows, a][:, None]
+                out[qs] = F.sum(axis=0)
+        return out
+
+
+def priview_records(at_codes: Sequence[np.ndarray], at_gid, st_gid, st_a, st_sa, st_count,
+                    qi_domains: Sequence[int], split: int, m: int) -> Records:
+    """Records answering PriView's Fig. 5 for a whole batch at once.
+
+    Each AT row of group g is expanded into g's ST entries (a, s, c) with
+    weight ``c/|g|``, so counting the weighted rows gives
+    ``sum_g c_g(C_j, C_S) l_g / |G_AT|`` with ``|G_AT| = |g|`` for any
+    conditions (the two-table form of Fig. 5, seed 004 section 8.2).
+    """
+    from .mechanisms.base import bucket_records
+
+    n_a = int(qi_domains[split])
+    other = [i for i in range(len(qi_domains)) if i != split]
+    combined = np.asarray(st_a, np.int64) * m + np.asarray(st_sa, np.int64)
+    rec = bucket_records(list(at_codes), [qi_domains[i] for i in other], np.asarray(at_gid, np.int64),
+                         st_gid, combined, st_count, n_a * m)
+    cols = list(rec.qi_codes)
+    cols.insert(split, rec.target // m)
+    return Records(cols, qi_domains, rec.target % m, m, weights=rec.weights)

@@ -1,0 +1,328 @@
+"""Ambiguity and PriView (seed 004): (alpha, beta)-private QI-groups published as separate tables.
+
+Ambiguity publishes, per QI-group, one auxiliary table per QI attribute
+``AT_i(A_i, GID)`` with the group's DISTINCT values of A_i, and
+``ST(GID, SA, Count)``.  Presence of a covered person is
+``|G| / prod_i |G_ATi|`` (Theorem 1), association ``c/|G|`` (Theorem 2).
+PriView publishes ``AT(QI minus A_j, GID)`` (one row per record, as in
+Fig. 9a) and ``ST(GID, A_j, SA, Count)``; the split A_j with the lowest
+expected loss is kept.  Groups come from the greedy of section 7
+(:func:`core.ambiguity.build_groups`, where the choices the paper leaves
+open are written down).
+
+Estimation is Fig. 5: per group, ``c x prod_i l_i/k_i`` for equality, range
+and IN conditions (:class:`core.ambiguity.AmbiguityIndex`); PriView's
+two-table form via :func:`core.ambiguity.priview_records`.
+
+Records that no group can take (e.g. Adult's most frequent occupation at
+beta = 0.1: its share exceeds beta, so no beta-associated partition holds
+all of it) are *unplaced*: not published, counted in ``privacy["unplaced"]``
+and explained in the notes.
+
+Privacy (manifest): ``max_presence`` and ``max_association`` recomputed
+from the published tables; for PriView these are the exact values (the
+paper's Theorem 6 understates them: module docstring of
+:mod:`core.ambiguity`), with Theorem 6's printed values beside them as
+``max_presence_paper`` and ``max_association_paper``.
+
+References
+----------
+seed 004 (Hui Wang, JCST 2010), sections 3-8; MECHANISMS.md section 5.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import ambiguity as amb
+from ..counting import QueryBatch, select
+from ..errors import NotEligible
+from ..params import Param
+from ..release import CodedTable, Published, Release
+from ..table import Dataset
+from .base import Mechanism
+
+ALPHA = Param("alpha", "α", "Presence bound: an adversary who knows a person's QI values believes the person is in "
+              "the data with probability at most α.", 0.1, low=0.001, high=1, closed="right", step=0.005,
+              safer="lower", paper="seed 004 §4 (Definition 4.1); the issue's setting (α, β) = (0.1, 0.1)",
+              presets=(0.05, 0.1, 0.2, 0.5))
+BETA = Param("beta", "β", "Association bound: given the person is in the data, an adversary links them to any one "
+             "sensitive value with probability at most β. Groups hold ⌈1/β⌉ different values.", 0.1,
+             low=0.01, high=0.5, step=0.005, safer="lower", paper="seed 004 §9.3 (Fig. 14): β ∈ {0.025, 0.05, 0.1}",
+             presets=(0.025, 0.05, 0.1, 1 / 7, 0.2))
+CANDIDATES = Param("candidates", "K", "pick() scores this many unpicked records of the current sensitive bucket and "
+                   "keeps the one adding most new QI values (the paper scans all records: quadratic).", 32,
+                   kind="int", low=1, high=1024, step=1, paper="our choice; the paper's pick() (Fig. 7) scans all")
+
+
+def slug(name: str) -> str:
+    """A column name made safe for a table (file) name: ``at_<slug>.csv``."""
+    s = re.sub(r"[^0-9A-Za-z_-]+", "_", str(name)).strip("_")
+    return s or "attr"
+
+
+def at_table_names(qi: tuple[str, ...]) -> list[str]:
+    """``at_<attribute>`` per QI, made unique when two names slug alike."""
+    names, used = [], set()
+    for c in qi:
+        base = f"at_{slug(c)}"
+        name, i = base, 2
+        while name in used:
+            name, i = f"{base}_{i}", i + 1
+        used.add(name)
+        names.append(name)
+    return names
+
+
+def unplaced_note(data: Dataset, group: np.ndarray, beta: float, min_size: int = 0) -> tuple[str, dict]:
+    """Why some records fit nowhere, with the numbers (issue 5: the page explains)."""
+    out = np.flatnonzero(group < 0)
+    feas = amb.placeable(data.sa_counts, beta, min_size)
+    by_value = np.bincount(data.sa_codes[out], minlength=data.m)
+    top = np.argsort(-by_value, kind="stable")
+    blocking = {str(data.sa_labels[v]): int(by_value[v]) for v in top if by_value[v] > 0}
+    info = {"unplaced": int(len(out)), "placed": int(data.n - len(out)),
+            "max_placeable": feas["max_placeable"], "unplaced_by_value": blocking,
+            "beta_to_place_all": feas["beta_to_place_all"]}
+    if not len(out):
+        return "", info
+    big = int(np.argmax(data.sa_counts))
+    share = data.sa_counts[big] / data.n
+    text = (f"{len(out):,} of {data.n:,} records fit in no group and are not published "
+            f"({', '.join(f'{k}: {v:,}' for k, v in list(blocking.items())[:4])}). ")
+    l = feas["diversity"]
+    why = f"⌈1/β⌉ = {l}" if l == amb.diversity(beta) else f"{l} (PriView's presence 1/|G| ≤ α)"
+    text += (f"'{data.sa_labels[big]}' is {share:.1%} of the table: a group holds each value at most once among "
+             f"at least {why} different values, so at most {feas['max_placeable']:,} records can be placed"
+             + (f" (and no partition whose groups keep every value's share ≤ β = {beta:g} holds more than "
+                f"{feas['any_partition_bound']:,})" if share > beta else "") + ". ")
+    if feas["beta_to_place_all"] is not None and l == amb.diversity(beta):
+        text += f"β ≥ {feas['beta_to_place_all']:.4g} would place every record."
+    elif feas["beta_to_place_all"] is None and share > 0:
+        text += f"No β places every record with groups of {l}; a larger α allows smaller groups."
+    return text, info
+
+
+class _Grouped(Mechanism):
+    paper = "seed 004 (Hui Wang, JCST 2010)"
+    params = (ALPHA, BETA, CANDIDATES)
+    main_param = "beta"
+    sweep = (0.025, 0.05, 0.1, 1 / 7, 0.2)
+    publishes = "tables"
+    kind = "ambiguity"
+
+    def derived(self, data: Dataset, values: Mapping[str, Any]) -> dict[str, Any]:
+        min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
+        feas = amb.placeable(data.sa_counts, values["beta"], min_size)
+        return {"diversity": feas["diversity"], "max_placeable": feas["max_placeable"]}
+
+    def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
+        l = amb.diversity(values["beta"])
+        present = int(np.count_nonzero(data.sa_counts))
+        if present < l:
+            suggestion = {"beta": 1 / present} if present >= 2 else None
+            raise NotEligible(
+                f"β = {values['beta']:g} needs groups of ⌈1/β⌉ = {l} different values of '{data.sa}', "
+                f"but the table has only {present}; β ≥ 1/{present} works.", suggestion=suggestion)
+        if self.kind == "priview":
+            need = amb.presence_size(values["alpha"])
+            if present < need:
+                raise NotEligible(
+                    f"PriView's presence is 1/|G| with groups of different '{data.sa}' values, so α = "
+                    f"{values['alpha']:g} needs {need} of them; the table has {present}.",
+                    suggestion={"alpha": 1 / present} if present >= 1 else None)
+
+    def _groups(self, data: Dataset, values, rng) -> amb.Grouping:
+        return amb.build_groups(data.qi_codes, data.domains, data.sa_codes, data.m, values["beta"],
+                                values["alpha"], kind=self.kind, candidates=values["candidates"], rng=rng)
+
+    def _common(self, data, values, grouping, stats, extra_privacy) -> tuple[dict, dict, tuple]:
+        min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
+        note, info = unplaced_note(data, grouping.group, values["beta"], min_size)
+        sizes = stats["size"]
+        privacy = {
+            "max_presence": float(stats["presence"].max(initial=0.0)),
+            "max_association": float(stats["association"].max(initial=0.0)),
+            **extra_privacy,
+            "groups": int(grouping.n_groups),
+            "unplaced": info["unplaced"],
+            "min_diversity": int(stats["distinct_sa"].min()) if len(stats["distinct_sa"]) else 0,
+            "alpha_met": bool(stats["presence"].max(initial=0.0) <= values["alpha"] + 1e-12),
+            "beta_met": bool(stats["association"].max(initial=0.0) <= values["beta"] + 1e-12),
+        }
+        published = {"alpha": values["alpha"], "beta": values["beta"], "groups": int(grouping.n_groups),
+                      "group_sizes": {str(int(s)): int(c) for s, c in zip(*np.unique(sizes, return_counts=True))}}
+        notes = []
+        if note:
+            notes.append(note)
+            published["unplaced_by_value"] = info["unplaced_by_value"]
+        published["placed"] = info["placed"]
+        published["max_placeable"] = info["max_placeable"]
+        return published, privacy, tuple(notes)
+
+    def _relabel(self, grouping: amb.Grouping, rng) -> np.ndarray:
+        """Group ids in random order, so a GID reveals nothing about the construction order."""
+        relabel = rng.permutation(grouping.n_groups)
+        g = grouping.group.copy()
+        g[g >= 0] = relabel[g[g >= 0]]
+        return g
+
+
+class Ambiguity(_Grouped):
+    name = "ambiguity"
+    title = "Ambiguity (α-presence, β-association)"
+    summary = ("Records are grouped; each QI attribute is published in its own table listing the group's distinct "
+               "values, and each group's sensitive values with counts. Joining the tables gives many false "
+               "combinations, so nobody can tell whether a person is in the data (α) or which value is theirs (β).")
+    order = 70
+    kind = "ambiguity"
+
+    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+        """Greedy groups (section 7), then AT_i(A_i, GID) per QI (distinct values) and ST(GID, SA, Count)."""
+        grouping = self._groups(data, values, rng)
+        return self.publish(data, values, grouping, self._relabel(grouping, rng))
+
+    def publish(self, data: Dataset, values: Mapping[str, Any], grouping: amb.Grouping, gid: np.ndarray) -> Published:
+        """The tables of a given grouping (``gid`` per record, -1 = unplaced)."""
+        inside = np.flatnonzero(gid >= 0)
+        g = gid[inside]
+        G = grouping.n_groups
+        tables: dict[str, CodedTable] = {}
+        at_gids = []
+        for name, col, codes, labels, dom in zip(at_table_names(data.qi), data.qi, data.qi_codes,
+                                                 data.qi_labels, data.domains):
+            key = np.unique(g * dom + codes[inside])
+            tables[name] = CodedTable(columns={col: key % dom, "gid": key // dom}, labels={col: labels, "gid": None})
+            at_gids.append(key // dom)
+        key, cnt = np.unique(g * data.m + data.sa_codes[inside], return_counts=True)
+        st = CodedTable(columns={"gid": key // data.m, data.sa: key % data.m, "count": cnt},
+                        labels={"gid": None, data.sa: data.sa_labels, "count": None})
+        tables["st"] = st
+        stats = amb.ambiguity_stats(at_gids, key // data.m, key % data.m, cnt, G)
+        published, privacy, notes = self._common(data, values, grouping, stats, {})
+        published["tables"] = list(tables)
+        return Published(tables=tables, published=published, privacy=privacy, notes=notes, rows_out=len(inside))
+
+    def index(self, release: Release) -> amb.AmbiguityIndex:
+        cache = release.state.setdefault("_records", {})
+        if "ambiguity" not in cache:
+            qi, sa = release.source["qi"], release.source["sensitive"]
+            names = at_table_names(tuple(qi))
+            ats = [release.tables[n] for n in names]
+            st = release.tables["st"]
+            G = int(release.published.get("groups", int(st.columns["gid"].max(initial=-1)) + 1))
+            cache["ambiguity"] = amb.AmbiguityIndex.from_tables(
+                [t.columns[c] for t, c in zip(ats, qi)], [t.columns["gid"] for t in ats],
+                [len(t.labels[c]) for t, c in zip(ats, qi)], st.columns["gid"], st.columns[sa],
+                st.columns["count"], len(st.labels[sa]), G)
+        return cache["ambiguity"]
+
+    def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
+        return self.index(release).estimate(batch)
+
+
+class PriView(_Grouped):
+    name = "priview"
+    title = "PriView (two views)"
+    summary = ("Like Ambiguity, but only two tables per group: all QI attributes but one (one row per person) and "
+               "the remaining attribute with the sensitive values and counts. One lossy join instead of many keeps "
+               "counts more accurate; the attribute kept beside the sensitive value is chosen to lose least.")
+    order = 71
+    kind = "priview"
+    params = (ALPHA, BETA, CANDIDATES,
+              Param("split", "A_j", "The QI attribute published with the sensitive values (empty: the one with the "
+                    "lowest expected loss).", None, kind="text", optional=True,
+                    paper="seed 004 §8.3: try each A_j, keep the lowest loss"))
+
+    def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
+        if values.get("split") is not None and values["split"] not in data.qi:
+            raise NotEligible(f"The split attribute '{values['split']}' is not one of the QI columns "
+                              f"({', '.join(data.qi)}).")
+        if len(data.qi) < 2:
+            raise NotEligible("PriView splits the QI attributes into two tables; choose at least two QI columns.")
+        super().check(data, values)
+
+    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+        """Greedy groups, split A_j by lowest loss, then AT(QI minus A_j, GID) and ST(GID, A_j, SA, Count)."""
+        grouping = self._groups(data, values, rng)
+        return self.publish(data, values, grouping, self._relabel(grouping, rng))
+
+    def publish(self, data: Dataset, values: Mapping[str, Any], grouping: amb.Grouping, gid: np.ndarray) -> Published:
+        """The tables of a given grouping (``gid`` per record, -1 = unplaced), split chosen by loss."""
+        G = grouping.n_groups
+        losses = amb.split_losses(data.qi_codes, data.domains, data.sa_codes, data.m, grouping.group, G)
+        j = data.qi.index(values["split"]) if values.get("split") else int(np.argmin(losses))
+        inside = np.flatnonzero(gid >= 0)
+        g = gid[inside]
+        other = [i for i in range(len(data.qi)) if i != j]
+        # AT: one row per record (Fig. 9a), sorted by group then values, so row order reveals nothing
+        order = np.lexsort(tuple(data.qi_codes[i][inside] for i in reversed(other)) + (g,))
+        rows = inside[order]
+        at = CodedTable(columns={**{data.qi[i]: data.qi_codes[i][rows] for i in other}, "gid": g[order]},
+                        labels={**{data.qi[i]: data.qi_labels[i] for i in other}, "gid": None})
+        n_a = data.domains[j]
+        key, cnt = np.unique((g * n_a + data.qi_codes[j][inside]) * data.m + data.sa_codes[inside],
+                             return_counts=True)
+        st_gid, st_a, st_sa = key // (n_a * data.m), (key // data.m) % n_a, key % data.m
+        st = CodedTable(columns={"gid": st_gid, data.qi[j]: st_a, data.sa: st_sa, "count": cnt},
+                        labels={"gid": None, data.qi[j]: data.qi_labels[j], data.sa: data.sa_labels, "count": None})
+        stats = amb.priview_stats(g[order], [data.qi_codes[i][rows] for i in other], [data.domains[i] for i in other],
+                                  st_gid, st_a, st_sa, cnt, n_a, data.m, G)
+        extra = {"max_presence_paper": float(stats["presence_paper"].max(initial=0.0)),
+                 "max_association_paper": float(stats["association_paper"].max(initial=0.0))}
+        published, privacy, notes = self._common(data, values, grouping, stats, extra)
+        published["split"] = data.qi[j]
+        published["split_losses"] = {data.qi[i]: float(v) for i, v in enumerate(losses)}
+        published["tables"] = ["at", "st"]
+        if not privacy["beta_met"] or not privacy["alpha_met"]:
+            notes = notes + (
+                f"Exact presence {privacy['max_presence']:.3g} and association {privacy['max_association']:.3g} "
+                f"(from the published tables) against α = {values['alpha']:g}, β = {values['beta']:g}; seed 004 "
+                f"Theorem 6 would report {extra['max_presence_paper']:.3g} and {extra['max_association_paper']:.3g}. "
+                f"The ST pairs '{data.qi[j]}' with the sensitive value, so a value of '{data.qi[j]}' that few "
+                "records of a group share gives their sensitive values away.",)
+        return Published(tables={"at": at, "st": st}, published=published, privacy=privacy, notes=notes,
+                         rows_out=len(inside))
+
+    def records(self, release: Release):
+        cache = release.state.setdefault("_records", {})
+        if "priview" not in cache:
+            qi, sa = list(release.source["qi"]), release.source["sensitive"]
+            at, st = release.tables["at"], release.tables["st"]
+            split = qi.index(release.published["split"])
+            domains = [len(at.labels[c]) if c in at.columns else len(st.labels[c]) for c in qi]
+            cache["priview"] = amb.priview_records(
+                [at.columns[c] for c in qi if c != qi[split]], at.columns["gid"], st.columns["gid"],
+                st.columns[qi[split]], st.columns[sa], st.columns["count"], domains, split, len(st.labels[sa]))
+        return cache["priview"]
+
+    def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
+        return select(self.records(release).counts(batch), batch.sa)
+
+
+def release_from_groups(data: Dataset, mechanism: str, group, params: Mapping[str, Any] | None = None) -> Release:
+    """A release of ``data`` with the given QI-groups (e.g. the paper's Fig. 2 groups) instead of the greedy's.
+
+    Used by tests, the guided examples and the attack view to reproduce the
+    paper's worked numbers through the public estimator.
+    """
+    from . import get
+
+    mech = get(mechanism)
+    values = mech.resolve(params)
+    group = np.asarray(group, dtype=np.int64)
+    G = int(group.max(initial=-1)) + 1
+    grouping = amb.Grouping(group=group, n_groups=G, residue=0, residue_placed=0, dissolved=0)
+    out = mech.publish(data, values, grouping, group)
+    return Release(mechanism=mech.name, title=mech.title, params=values, seed=0,
+                   source={"name": data.name, "content_hash": data.content_hash, "sensitive": data.sa,
+                           "qi": list(data.qi), "rows": data.n, "rows_dropped": data.rows_dropped,
+                           "raw_params": {k: v for k, v in values.items() if v is not None}},
+                   tables=dict(out.tables), published=dict(out.published), privacy=dict(out.privacy),
+                   notes=tuple(out.notes), state=dict(out.state), rows_out=out.rows_out)
+
+
+MECHANISMS = [Ambiguity(), PriView()]
