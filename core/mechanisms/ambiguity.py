@@ -326,3 +326,103 @@ def release_from_groups(data: Dataset, mechanism: str, group, params: Mapping[st
 
 
 MECHANISMS = [Ambiguity(), PriView()]
+
+
+# ------------------------------------------------------------------ views and attack (from the published tables only)
+def group_stats(release: Release) -> dict[str, np.ndarray]:
+    """Per group presence and association (PriView: exact and Theorem 6), recomputed from the tables (cached)."""
+    cache = release.state.setdefault("_view", {}) if isinstance(release.state, dict) else {}
+    if "stats" in cache:
+        return cache["stats"]
+    qi, sa = list(release.source["qi"]), release.source["sensitive"]
+    st = release.tables["st"]
+    G = int(release.published.get("groups", 0))
+    if release.mechanism == "ambiguity":
+        ats = [release.tables[n] for n in at_table_names(tuple(qi))]
+        stats = amb.ambiguity_stats([t.columns["gid"] for t in ats], st.columns["gid"], st.columns[sa],
+                                    st.columns["count"], G)
+    else:
+        at = release.tables["at"]
+        j = release.published["split"]
+        other = [c for c in qi if c != j]
+        stats = amb.priview_stats(at.columns["gid"], [at.columns[c] for c in other],
+                                  [len(at.labels[c]) for c in other], st.columns["gid"], st.columns[j],
+                                  st.columns[sa], st.columns["count"], len(st.labels[j]), len(st.labels[sa]), G)
+    cache["stats"] = stats
+    return stats
+
+
+def group_tables(release: Release, gid: int) -> dict[str, "object"]:
+    """One group's rows of every published table, decoded (pandas frames)."""
+    out = {}
+    for name, table in release.tables.items():
+        rows = np.flatnonzero(np.asarray(table.columns["gid"]) == gid)
+        frame = CodedTable(columns={c: np.asarray(v)[rows] for c, v in table.columns.items() if c != "gid"},
+                           labels={c: table.labels.get(c) for c in table.columns if c != "gid"}).to_frame()
+        out[name] = frame
+    return out
+
+
+def _log10_comb(n: float, k: float) -> float:
+    from scipy.special import gammaln
+
+    if k < 0 or k > n:
+        return float("-inf")
+    return float((gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)) / np.log(10))
+
+
+def possible_worlds(release: Release, codes: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Seed 004 §5 for one person with QI codes ``codes``: every group covering them (Lemma 1).
+
+    Per covering group: |G|, the join size J of its tables, log10 of the
+    number of possible worlds C(J, |G|) and of interesting worlds
+    C(J - 1, |G| - 1) (Theorem 1's proof), presence |IW|/|PW| = |G|/J, and
+    the association of each SA value; for PriView also the exact values
+    computed from the tables (module docstring of :mod:`core.ambiguity`).
+    """
+    qi, sa = list(release.source["qi"]), release.source["sensitive"]
+    st = release.tables["st"]
+    st_gid, st_sa, st_cnt = (np.asarray(st.columns[c]) for c in ("gid", sa, "count"))
+    sa_labels = st.labels[sa]
+    out = []
+    if release.mechanism == "ambiguity":
+        idx = release.state.setdefault("_records", {}) if isinstance(release.state, dict) else {}
+        index = idx.get("ambiguity") or MECHANISMS[0].index(release)
+        cover = np.ones(index.st.shape[0], dtype=bool)
+        for a, c in enumerate(qi):
+            cover &= index.member[a][:, codes[c]] > 0
+        for g in np.flatnonzero(cover):
+            k = np.rint(1 / index.inv_k[g]).astype(int)
+            size = int(index.st[g].sum())
+            J = int(np.prod(k))
+            assoc = {str(sa_labels[s]): float(index.st[g, s] / size) for s in np.flatnonzero(index.st[g])}
+            out.append({"gid": int(g), "size": size, "k": dict(zip(qi, k.tolist())), "join": J,
+                        "log10_worlds": _log10_comb(J, size), "log10_interesting": _log10_comb(J - 1, size - 1),
+                        "presence": size / J, "association": assoc})
+        return out
+    at = release.tables["at"]
+    j = release.published["split"]
+    other = [c for c in qi if c != j]
+    at_gid = np.asarray(at.columns["gid"])
+    same = np.ones(len(at_gid), dtype=bool)
+    for c in other:
+        same &= np.asarray(at.columns[c]) == codes[c]
+    st_a = np.asarray(st.columns[j])
+    n_at = np.bincount(at_gid, minlength=int(release.published.get("groups", 0)))
+    for g in np.unique(at_gid[same]):
+        in_st = st_gid == g
+        mine = in_st & (st_a == codes[j])
+        if not mine.any():
+            continue
+        size = int(st_cnt[in_st].sum())
+        n_st = int(in_st.sum())
+        J = int(n_at[g]) * n_st
+        n_q = int(np.sum(same & (at_gid == g)))
+        c_a = int(st_cnt[mine].sum())
+        exact = {str(sa_labels[s]): float(st_cnt[mine & (st_sa == s)].sum() / c_a) for s in np.unique(st_sa[mine])}
+        paper = {str(sa_labels[s]): float(st_cnt[in_st & (st_sa == s)].sum() / size) for s in np.unique(st_sa[in_st])}
+        out.append({"gid": int(g), "size": size, "join": J, "log10_worlds": _log10_comb(J, size),
+                    "log10_interesting": _log10_comb(J - 1, size - 1), "presence": size / J,
+                    "presence_exact": amb.exact_presence(size, c_a, n_q), "n_q": n_q, "c_a": c_a,
+                    "association": paper, "association_exact": exact})
+    return out
