@@ -25,7 +25,10 @@ in-bucket share of each value against its f'_i, recomputed from the
 published tables, and the largest posterior.
 
 Estimation: Anatomy's ``sum_g c(g, C) c(g, x) / |g|`` (seed 003 §7.2.2
-after [22]) with ``|g|`` the bucket's ST total (so fakes take their share).
+after [22]) with ``|g|`` the bucket's ST total (so fakes take their share);
+the same numbers as :func:`core.mechanisms.base.bucket_records` (a test
+checks it), counted from one QIT index times the ST instead of expanding
+every record by its bucket's ST (:class:`core.bucketing.ProjectedCounts`).
 
 Choices where the paper is silent: see :mod:`core.bucketing`; besides,
 ``sigma`` larger than the number of values absent from some bucket is
@@ -52,7 +55,7 @@ from ..errors import NotEligible
 from ..params import Param
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
-from .base import Mechanism, bucket_records, qi_table, shuffled
+from .base import Mechanism, qi_table, shuffled
 
 THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
               "(f′ = min(1, θf + b)); lower is safer.", 8.0, low=0.5, high=64, step=0.5, safer="lower",
@@ -207,17 +210,24 @@ class Bucketization(Mechanism):
                          notes=tuple(notes), rows_out=n)
 
     # ------------------------------------------------------------ estimate
+    def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
+        self._counter(release).prepare(b.attrs for b in batches)
+        return [self.estimate(release, b, rng) for b in batches]
+
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         """Anatomy's estimator ``sum_g c(g, C) c(g, x) / |g|`` from the published QIT and ST."""
+        return select(self._counter(release).counts(batch), batch.sa)
+
+    def _counter(self, release: Release) -> bk.ProjectedCounts:
         cache = release.state.setdefault("_records", {})
         if "bucketization" not in cache:
             qit, st = release.tables["qit"], release.tables["st"]
             qi = release.source["qi"]
             sa = release.source["sensitive"]
-            cache["bucketization"] = bucket_records(
+            cache["bucketization"] = bk.ProjectedCounts.from_buckets(
                 [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["bid"],
                 st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
-        return select(cache["bucketization"].counts(batch), batch.sa)
+        return cache["bucketization"]
 
 
 MECHANISMS = [Bucketization()]
