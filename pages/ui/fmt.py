@@ -118,6 +118,23 @@ LABELS: dict[str, tuple[str, str]] = {
     "threshold_full_f1": ("s_g at f = 1, full", "records"),
     "threshold_simplified_f05": ("s_g at f = 0.5, simplified", "records"),
     "threshold_full_f05": ("s_g at f = 0.5, full", "records"),
+    # F'-privacy bucketization and the differential inference theorem (seed 003)
+    "l_equivalent": ("ℓ an equivalent ℓ-diversity needs, ⌈1/min f′⌉", "values"),
+    "smallest_bucket": ("smallest useful bucket M = min ⌈1/f′ᵢ⌉", "records"),
+    "fprime_min": ("smallest threshold min f′ᵢ", "probability"),
+    "anatomy_max_l": ("largest ℓ Anatomy can deliver, ⌊|T| / max oᵢ⌋", "values"),
+    "bucket_setting": ("bucket setting [(size, buckets)]", ""),
+    "buckets": ("buckets", "groups"),
+    "loss": ("loss Σ(|g| − 1)²", ""),
+    "mse": ("MSE = loss / (|T| − 1)", ""),
+    "fake_values": ("fake values added to the ST", "values"),
+    "fake_share": ("fake share of the ST", "share"),
+    "every_bucket_meets_fprime": ("every bucket meets every f′ᵢ", ""),
+    "worst_share_over_fprime": ("worst in-bucket share ÷ its f′ᵢ (≤ 1)", "ratio"),
+    "corruption_certainty": ("adversary certainty after corrupting all but one, 1/(1+σ)", "probability"),
+    "theorem_factor_at_x": ("Theorem 2 factor 1 + 2b²/x² at x", "ratio"),
+    "principal_value_factor_at_x": ("exact (principal value) factor at x", "ratio"),
+    "noise_scale_b": ("Laplace noise scale b = 1/ε", "records"),
 }
 
 _PROBABILITY_UNITS = {"probability", "share"}
