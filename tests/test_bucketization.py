@@ -251,3 +251,11 @@ def test_max_distinct_matches_the_assignment(adult):
         per_bucket = np.bincount(rel.tables["st"].columns["bid"])
         plan = mechanisms.get("bucketization").plan(adult, mechanisms.get("bucketization").resolve({"sizes": sizes}))
         assert bk.max_distinct(plan) == per_bucket.max()
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables, st.floats(0.5, 6), st.floats(0, 0.3), st.integers(3, 12))
+def test_loss_pruning_alone_gives_the_same_optimum(counts, theta, b, max_size):
+    o = np.array(counts)
+    fp = bk.fprime(o, theta, b)
+    assert bk.two_size(o, fp, max_size, prune="loss") == bk.two_size(o, fp, max_size)
