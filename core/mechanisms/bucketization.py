@@ -64,7 +64,7 @@ OFFSET = Param("b", "b", "Offset of the threshold f′ = min(1, θf + b): the sh
                "reach in a bucket.", 0.02, low=0, high=1, step=0.005, safer="lower",
                paper="seed 003 Table 4: 0.02")
 OVERRIDES = Param("overrides", "f′ᵢ", "Thresholds set by hand for highly sensitive values, as value=f′ pairs "
-                  "separated by ';' (e.g. Exec-managerial=0.05;Sales=0.1); empty for none.", "", kind="text",
+                  "separated by ';' (e.g. Exec-managerial=0.05;Sales=0.1); empty for none.", None, kind="text", optional=True,
                   paper="seed 003 §3.2: 'set f′ᵢ manually to a small value for a few highly sensitive values'")
 MAX_BUCKET = Param("max_bucket", "M′", "Largest bucket size allowed (records); larger buckets lose more "
                    "information.", 50, kind="int", low=2, high=500, step=1, paper="seed 003 Table 4: M′ = 50")
@@ -98,7 +98,7 @@ class Bucketization(Mechanism):
 
     # ------------------------------------------------------------ specification
     def overrides(self, data: Dataset, values: Mapping[str, Any]) -> dict[int, float]:
-        return bk.parse_overrides(values.get("overrides", ""), data.sa_labels, self.name)
+        return bk.parse_overrides(values.get("overrides") or "", data.sa_labels, self.name)
 
     def thresholds(self, data: Dataset, values: Mapping[str, Any]) -> np.ndarray:
         """f'_i of every value (default specification, then overrides)."""
