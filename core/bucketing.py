@@ -729,21 +729,18 @@ class ProjectedCounts:
 
     def index(self, attrs: tuple[int, ...]):
         """The index of ``attrs``, projected from the smallest cached index of a superset (or the full cells)."""
-        from .counting import CountIndex
-
         idx = self._indexes.get(attrs)
         if idx is None:
             values, target, weights, have = self.values, self.target, self.weights, tuple(range(len(self.domains)))
             best = None
             for sup, cand in self._indexes.items():
-                if set(attrs) <= set(sup) and (best is None or cand.matrix.nnz < best[1].matrix.nnz):
+                if set(attrs) <= set(sup) and (best is None or cand.nnz < best[1].nnz):
                     best = (sup, cand)
-            if best is not None and best[1].matrix.nnz < len(target):
+            if best is not None and best[1].nnz < len(target):
                 have = best[0]
-                values, target, weights = best[1].entries()
-            pos = [have.index(a) for a in attrs]
-            idx = CountIndex([values[:, j] for j in pos], [self.domains[a] for a in attrs], target,
-                             self.n_target, weights)
+                values, target, weights = best[1].cells
+            idx = MaskIndex([values[:, have.index(a)] for a in attrs], target, weights,
+                            [self.domains[a] for a in attrs], self.n_target)
             self._indexes[attrs] = idx
         return idx
 
@@ -753,5 +750,63 @@ class ProjectedCounts:
             self.index(attrs)
 
     def counts(self, batch) -> np.ndarray:
-        idx = self.index(batch.attrs)
-        return idx.lookup(batch.values) if batch.is_equality else idx.match(batch.masks)
+        return self.index(batch.attrs).match(batch.qi_masks(self.domains))
+
+
+class MaskIndex:
+    """Weighted counts per (combination of attribute values, target), answering set predicates.
+
+    Like :class:`core.counting.CountIndex` (whose chunked ``match`` it
+    reuses) but grouped by one ``bincount`` for small domain products and by
+    hashing (``pandas.factorize``) otherwise, since set predicates need no
+    sorted keys; ``cells`` gives the aggregated non-zero cells for
+    projecting onto smaller subsets.
+    """
+
+    DENSE = 4_000_000
+
+    def __init__(self, columns: Sequence[np.ndarray], target: np.ndarray, weights: np.ndarray,
+                 domains: Sequence[int], n_target: int):
+        import pandas as pd
+        from scipy import sparse
+
+        self.domains = tuple(int(d) for d in domains)
+        self.n_target = m = int(n_target)
+        cells_n = float(np.prod(self.domains, dtype=float)) if self.domains else 1.0
+        target = np.asarray(target, dtype=np.int64)
+        if not self.domains:
+            key = np.zeros(len(target), np.int64)
+        elif cells_n * m < 2**62:
+            key = np.ravel_multi_index(tuple(np.asarray(c, np.int64) for c in columns), self.domains)
+        else:  # too large for one int64 key: rank the combinations
+            _, key = np.unique(np.stack([np.asarray(c, np.int64) for c in columns], axis=1), axis=0,
+                               return_inverse=True)
+            key = key.ravel()
+        if cells_n * m <= self.DENSE and cells_n * m < 2**62:
+            dense = np.bincount(key * m + target, weights=weights, minlength=int(cells_n) * m).reshape(-1, m)
+            keys = np.flatnonzero(dense.any(axis=1))
+            self.matrix = sparse.csr_matrix(dense[keys])
+        else:
+            codes, cells = pd.factorize(key * m + target)
+            w = np.bincount(codes, weights=weights, minlength=len(cells))
+            rows, keys = pd.factorize(cells // m)
+            self.matrix = sparse.csr_matrix((w, (rows, cells % m)), shape=(len(keys), m))
+        if cells_n * m < 2**62:
+            self.values = (np.stack(np.unravel_index(keys, self.domains), axis=1) if self.domains
+                           else np.zeros((len(keys), 0), np.int64))
+        else:
+            first = np.zeros(int(key.max()) + 1, np.int64)
+            first[key] = np.arange(len(key))
+            self.values = np.stack([np.asarray(c, np.int64)[first[keys]] for c in columns], axis=1)
+        self.nnz = self.matrix.nnz
+
+    @property
+    def cells(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every non-zero cell: (values (nnz, d), target, weight)."""
+        coo = self.matrix.tocoo()
+        return self.values[coo.row], coo.col.astype(np.int64), coo.data
+
+    def match(self, masks: Sequence[np.ndarray]) -> np.ndarray:
+        from .counting import CountIndex
+
+        return CountIndex.match(self, masks)
