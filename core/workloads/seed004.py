@@ -46,7 +46,7 @@ from ..counting import QueryBatch, Records
 from ..errors import ParameterError
 from ..params import Param
 from ..table import Dataset
-from ..workload import Band, Workload, data_records
+from ..workload import Band, Workload
 from . import WorkloadKind
 
 TOLERANCE = 0.25
