@@ -121,9 +121,13 @@ def markdown(results: list[dict]) -> str:
             if "missing" in peer:
                 pcols = [peer["peer"] + " (not installed)", "", "", "", "", ""]
             elif peer:
-                pcols = [peer["peer"], _fmt(peer["sanitize_s"]), _fmt(r["sanitize_s"] / peer["sanitize_s"], 4),
-                         _fmt(peer["workload_s"]) + "*", _fmt(r["workload_s"] / peer["workload_s"], 4),
-                         "yes" if peer.get("estimates_agree") else "NO"]
+                ours_san = peer.get("ours_sanitize_s", r["sanitize_s"])  # a peer timed on fewer rows
+                no_work = peer.get("workload_s") is None  # a peer without an estimator (anonypy)
+                pcols = [peer["peer"], _fmt(peer["sanitize_s"]), _fmt(ours_san / peer["sanitize_s"], 4),
+                         "-" if no_work else _fmt(peer["workload_s"]) + "*",
+                         "-" if no_work else _fmt(r["workload_s"] / peer["workload_s"], 4),
+                         ("yes" if peer.get("estimates_agree") else "NO")
+                         + (f" ({peer['agree_label']})" if peer.get("agree_label") else "")]
             else:
                 pcols = [""] * 6
             lines.append(
