@@ -15,10 +15,12 @@ tests/test_seed004.py):
 * **Selectivity** is the share of the table that the WHERE clause selects
   (the records the GROUP BY counts).  ``S = v`` alone offers only the SA
   values' shares, so the WHERE may add a range on one numeric QI that is
-  not grouped (``age >= 50`` or ``age < 31``, published as a mask): among
-  every ``S = v`` and ``S = v AND A >= x`` / ``A < x`` whose share is within
-  25% of the target, one is drawn at random ("vary the value v"); when none
-  is, the closest is used.  The achieved share is recorded per GROUP BY.
+  not grouped (``age >= 50`` or ``age < 31``, published as a mask) or an
+  equality on a categorical QI that is not grouped (``sex = Female``): among
+  every ``S = v``, ``S = v AND A >= x`` / ``A < x`` and ``S = v AND B = b``
+  whose share is within 25% of the target, one is drawn at random ("vary
+  the value v"); when none is, the closest is used.  The achieved share is
+  recorded per GROUP BY.
 * **Cells**: only non-empty cells are queries (a GROUP BY returns no empty
   group, and the relative error of a zero count is undefined).  A GROUP BY
   with more than ``max_cells`` cells keeps a uniform sample of them, so a
@@ -92,13 +94,21 @@ def parse_list(text, name: str, kind=float, low=None, high=None, limit: int = 10
 
 
 def _where_candidates(data: Dataset, range_attrs: Sequence[int]):
-    """Every WHERE clause ``S = v`` or ``S = v AND A_r >= x`` / ``< x``: (v, r, op, x, count) arrays."""
+    """Every WHERE clause ``S = v``, ``S = v AND A_r >= x`` / ``< x`` (numeric A_r) or ``S = v AND A_r = x``
+    (categorical A_r): (v, r, op, x, count) arrays, op 0 none, 1 ``>=``, 2 ``<``, 3 ``=``."""
     m = data.m
     cnt = data.sa_counts.astype(float)
     vs, rs, ops, xs, counts = [np.arange(m)], [np.full(m, -1)], [np.zeros(m, int)], [np.zeros(m, int)], [cnt]
     for r in range_attrs:
         dom = data.domains[r]
         table = np.bincount(data.qi_codes[r] * m + data.sa_codes, minlength=dom * m).reshape(dom, m)
+        if not data.qi_numeric[r]:
+            vs.append(np.tile(np.arange(m), dom))
+            rs.append(np.full(dom * m, r))
+            ops.append(np.full(dom * m, 3))
+            xs.append(np.repeat(np.arange(dom), m))
+            counts.append(table.ravel().astype(float))
+            continue
         below = np.cumsum(table, axis=0)  # below[x - 1, v] = count with code < x
         for op, values in ((1, cnt[None, :] - below[:-1]), (2, below[:-1])):  # op 1: >= x, op 2: < x
             x = np.repeat(np.arange(1, dom), m)
@@ -141,7 +151,7 @@ def groupby_workload(data: Dataset, selectivities: Sequence[float], attrs: Seque
         for d in attrs:
             for _ in range(groupbys):
                 grouped = sorted(rng.choice(k, size=d, replace=False).tolist())
-                range_attrs = [a for a in range(k) if data.qi_numeric[a] and a not in grouped] if range_condition else []
+                range_attrs = [a for a in range(k) if a not in grouped] if range_condition else []
                 v_c, r_c, op_c, x_c, cnt_c = _where_candidates(data, range_attrs)
                 if s is None:  # Fig. 13(b): S = v only, v drawn in proportion to its share
                     plain = np.flatnonzero(r_c < 0)
@@ -154,9 +164,8 @@ def groupby_workload(data: Dataset, selectivities: Sequence[float], attrs: Seque
                 where = data.sa_codes == v
                 text = f"{data.sa} = {data.sa_labels[v]}"
                 if r >= 0:
-                    where &= (codes[r] >= x) if op == 1 else (codes[r] < x)
-                    bound = data.qi_labels[r][x]
-                    text += f" AND {data.qi[r]} {'>=' if op == 1 else '<'} {_label(bound)}"
+                    where &= (codes[r] >= x) if op == 1 else (codes[r] < x) if op == 2 else (codes[r] == x)
+                    text += f" AND {data.qi[r]} {('>=', '<', '=')[op - 1]} {_label(data.qi_labels[r][x])}"
                 rows = np.flatnonzero(where)
                 cells, counts = np.unique(np.stack([codes[a][rows] for a in grouped], axis=1), axis=0,
                                           return_counts=True)
@@ -170,6 +179,8 @@ def groupby_workload(data: Dataset, selectivities: Sequence[float], attrs: Seque
                     mask = np.zeros((q, data.domains[a]), dtype=bool)
                     if a in grouped:
                         mask[np.arange(q), cells[:, grouped.index(a)]] = True
+                    elif op == 3:
+                        mask[:, x] = True
                     else:
                         mask[:, x:] = op == 1
                         mask[:, :x] = op == 2
@@ -230,8 +241,9 @@ WORKLOADS = [
     WorkloadKind(
         "seed004", "GROUP BY cells at 1%, 5%, 10% selectivity (seed 004)", seed004, "groupbys",
         "SELECT QT₁..QTᵢ, count(*) WHERE S = v GROUP BY QT₁..QTᵢ with 1 to 3 random QI attributes; the WHERE "
-        "selects about 1%, 5% or 10% of the table (S = v, plus a range such as age ≥ 50 on another numeric "
-        "attribute when needed). Every non-empty cell of the answer is one count query.",
+        "selects about 1%, 5% or 10% of the table (S = v, plus a range such as age ≥ 50 or a value such as "
+        "sex = Female on an attribute not grouped, when needed). Every non-empty cell of the answer is one "
+        "count query.",
         params=(Param("selectivities", "s", "Shares of the table the WHERE clause selects, comma separated.",
                       "0.01,0.05,0.1", kind="text", paper="seed 004 §9.1: 1%, 5%, 10%"),
                 Param("attrs", "i", "Numbers of grouped QI attributes, comma separated.", "1,2,3", kind="text",
