@@ -37,7 +37,7 @@ from ..table import Dataset
 from ..workloads.seed004 import parse_list, seed004, seed004_attrs
 from . import Experiment, ExperimentResult
 
-__all__ = ["EXPERIMENTS", "run_three", "order_caption"]
+__all__ = ["EXPERIMENTS", "run_three", "order_caption", "group_size_figure"]
 
 LABELS = {"priview": "PriView", "ambiguity": "Ambiguity", "mondrian": "Mondrian"}
 COLOURS = {"PriView": PALETTE[2], "Ambiguity": PALETTE[0], "Mondrian": PALETTE[1]}
@@ -304,3 +304,22 @@ EXPERIMENTS = [
         "1/14; the paper's 0.025 and 0.05 need a table with 40 or 20 occupations, such as census:N.",
         (ALPHA, BETAS, K, SELECTIVITIES, _ATTRS_A, GROUPBYS, CELLS, SEED), _vs_beta, order=52),
 ]
+
+
+# ------------------------------------------------------------------ Mondrian release figure (Sanitize view, report)
+def group_size_figure(sizes: np.ndarray, k: int, l: int) -> go.Figure:
+    """Histogram of a Mondrian release's group sizes, with k (and l, when larger) as vertical lines."""
+    sizes = np.asarray(sizes)
+    fig = go.Figure(go.Histogram(x=sizes.tolist(), marker_color=COLOURS["Mondrian"], name="groups",
+                                 nbinsx=min(60, max(5, int(np.sqrt(len(sizes))) + 1)),
+                                 hovertemplate="size %{x}: %{y} groups<extra></extra>"))
+    fig.add_vline(x=k, line={"color": PALETTE[7], "dash": "dash"}, annotation_text=f"k = {k}",
+                  annotation_position="top right")
+    if l > k:
+        fig.add_vline(x=l, line={"color": PALETTE[3], "dash": "dot"}, annotation_text=f"ℓ = {l}",
+                      annotation_position="top left")
+    fig.update_layout(title={"text": f"Sizes of the {len(sizes):,} groups", "x": 0}, height=360,
+                      margin={"l": 60, "r": 20, "t": 60, "b": 50}, bargap=0.05, showlegend=False)
+    fig.update_xaxes(title_text="records in the group (each hides among them)", rangemode="tozero")
+    fig.update_yaxes(title_text="groups")
+    return fig
