@@ -744,14 +744,46 @@ class ProjectedCounts:
             self._indexes[attrs] = idx
         return idx
 
-    def prepare(self, subsets) -> None:
-        """Build the indexes of ``subsets``, larger subsets first so smaller ones project from them."""
-        for attrs in sorted(set(map(tuple, subsets)), key=lambda a: (-len(a), a)):
-            self.index(attrs)
+    #: a subset with at least this many queries gets its own projected index even when it shrinks little
+    OWN_INDEX_QUERIES = 30
+
+    def prepare(self, batches) -> None:
+        """Get ready for ``batches``: project an index for the subsets where it pays, larger subsets first.
+
+        A subset whose domain product is small (one ``bincount``) or that
+        many queries ask gets its own index; the few queries of a large
+        subset are matched on the smallest superset index instead (its
+        extra attributes unconstrained), which costs less than projecting.
+        """
+        asked: dict[tuple[int, ...], int] = {}
+        for b in batches:
+            asked[tuple(b.attrs)] = asked.get(tuple(b.attrs), 0) + len(b)
+        full = tuple(range(len(self.domains)))
+        for attrs in sorted(asked, key=lambda a: (-len(a), a)):
+            if attrs in self._indexes or attrs == full:
+                continue
+            small = float(np.prod([self.domains[a] for a in attrs], dtype=float)) * self.n_target <= MaskIndex.DENSE
+            if small or asked[attrs] >= self.OWN_INDEX_QUERIES:
+                self.index(attrs)
+
+    def _superset(self, attrs: tuple[int, ...]) -> tuple[tuple[int, ...], "MaskIndex"]:
+        full = tuple(range(len(self.domains)))
+        best = None
+        for sup, cand in self._indexes.items():
+            if set(attrs) <= set(sup) and (best is None or cand.nnz < best[1].nnz):
+                best = (sup, cand)
+        return best if best is not None else (full, self.index(full))
 
     def counts(self, batch) -> np.ndarray:
-        return self.index(batch.attrs).match(batch.qi_masks(self.domains))
-
+        """(Q, n_target) weighted counts for every query of ``batch`` (equality or set predicates)."""
+        attrs = tuple(batch.attrs)
+        masks = batch.qi_masks(self.domains)
+        if attrs in self._indexes:
+            return self._indexes[attrs].match(masks)
+        sup, idx = self._superset(attrs)
+        given = dict(zip(attrs, masks))
+        padded = [given.get(a, np.ones((len(batch), self.domains[a]), dtype=bool)) for a in sup]
+        return idx.match(padded)
 
 class MaskIndex:
     """Weighted counts per (combination of attribute values, target), answering set predicates.

@@ -211,7 +211,7 @@ class Bucketization(Mechanism):
 
     # ------------------------------------------------------------ estimate
     def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
-        self._counter(release).prepare(b.attrs for b in batches)
+        self._counter(release).prepare(batches)
         return [self.estimate(release, b, rng) for b in batches]
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:

@@ -94,7 +94,7 @@ def seed003(data: Dataset, queries: int = 1000, selectivity: float = 0.01, sa: s
         rows = np.flatnonzero([s == attrs for s in subsets])
         batches.append(QueryBatch(attrs=attrs, masks=tuple(masks[a][rows] for a in attrs), sa=sa_mask[rows]))
     counter = ProjectedCounts.from_records(records or data_records(data))
-    counter.prepare(b.attrs for b in batches)
+    counter.prepare(batches)
     true = true_answers(counter, batches)
     membership = np.stack([b.contains(true, data.n) for b in BANDS])
     return Workload(kind="seed003", seed=seed, n_records=data.n, batches=tuple(batches), true=true, bands=BANDS,
