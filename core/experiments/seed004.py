@@ -119,6 +119,13 @@ def order_caption(means: dict[str, float | None], info: dict[str, dict], what: s
         if g_m and g_a and g_m < g_a:
             why.append(f"Mondrian's groups are smaller here ({g_m:.0f} vs {g_a:.0f} records on average), so its "
                        "ranges are narrow")
+        elif g_m and g_a:
+            why.append(f"Ambiguity's groups are smaller ({g_a:.0f} vs {g_m:.0f} records on average) but built "
+                       "differently")
+        why.append("Ambiguity draws each record of a group from a different sensitive value and picks the records "
+                   "that add the most new QI values (to lower presence), so a group spreads over unrelated QI "
+                   "values and its estimate treats every combination of them as equally likely, while Mondrian's "
+                   "groups are boxes of similar records")
         why.append("Theorem 3 compares Ambiguity with a generalization of the same groups, not with Mondrian's "
                    "own partition")
     if have["PriView"] > have["Ambiguity"]:
@@ -186,9 +193,13 @@ def _vs_selectivity(data: Dataset, s: dict[str, Any], progress=None) -> Experime
     far = shares["target share"].notna() & (np.abs(shares["share selected"] - shares["target share"])
                                             > 0.25 * shares["target share"])
     if far.any():
+        top = float(data.sa_counts.max() / data.n)
+        high = (shares["target share"][far] > top).any()
+        why = (f"the most frequent sensitive value holds {top:.1%} of the table, and an added range or value only "
+               "narrows it" if high else "no sensitive value, alone or with a range or value on an attribute not "
+               "grouped, selects that share")
         notes.append(f"{int(far.sum())} of {len(shares)} GROUP BYs could not reach their target share within 25% "
-                     "(no sensitive value, alone or with a range on a numeric QI, selects that much); the closest "
-                     "share was used (column 'share selected').")
+                     f"({why}); the closest share was used (column 'share selected').")
     caption = order_caption(means, info, "over all cells")
     return ExperimentResult(
         figures=[("Error against selectivity (seed 004 Fig. 13(a))",
