@@ -59,3 +59,17 @@ def test_query_error_seed004_experiments():
     at.button(key="w_exp_run_seed004-error-vs-attrs").click().run()
     no_exception(at)
     assert "3 attributes" in frame_with(at, "3 attributes").columns
+
+
+def test_group_browser_shows_a_groups_sensitive_values():
+    at = app(SANITIZE, query=TOY)
+    no_exception(at)
+    seen = []
+    for gid in (0, 1):
+        at.number_input(key="w_mondrian_group").set_value(gid).run()
+        no_exception(at)
+        frame = frame_with(at, "share of the group")
+        seen.append(sorted(zip(frame["disease"], frame["records"])))
+    # the women's group has leukemia twice (seed 004 Fig. 1(a)); the men's four values once each
+    assert sorted(seen) == [[("diabetes", 1), ("diarrhea", 1), ("flu", 1), ("stroke", 1)],
+                            [("diabetes", 1), ("dyspepsia", 1), ("leukemia", 2)]]

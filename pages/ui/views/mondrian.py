@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core.experiments.seed004 import group_size_figure
 from core.release import Release
 from core.table import Dataset
+
+from ..fmt import md
 
 #: rows of the group table shown in the page (the download has them all)
 SHOWN = 5000
@@ -50,3 +53,26 @@ def render(release: Release, data: Dataset) -> None:
         st.info(f"{p['groups_above_beta']:,} of {p['groups']:,} groups let an adversary link a member to one "
                 f"sensitive value with probability above β = {beta:g} (largest {assoc:.3f}): ℓ-diversity "
                 "counts different values, not their shares. Ambiguity bounds this share by β directly.")
+    _group_browser(release, data)
+
+
+def _group_browser(release: Release, data: Dataset) -> None:
+    """Pick a group: its published generalization and its sensitive values with counts."""
+    groups = release.tables["groups"]
+    n = len(groups)
+    with st.expander("Inspect one group"):
+        gid = st.number_input("group", min_value=0, max_value=max(0, n - 1), value=0, step=1,
+                              key="w_mondrian_group",
+                              help="Group number as in the table above (column 'group').")
+        row = groups.to_frame().iloc[int(gid)]
+        box = ", ".join(f"{c} {row[c]}" for c in data.qi)
+        st.markdown(f"Group {int(gid)}: {int(row['size']):,} records with {md(box)}; presence "
+                    f"{row['presence']:.4f}, association {row['association']:.3f}.")
+        st_counts = release.state["boxes"].st[int(gid)]
+        labels = release.tables["release"].labels[data.sa]
+        frame = pd.DataFrame({data.sa: labels[st_counts.indices], "records": st_counts.data.astype(int)})
+        frame["share of the group"] = frame["records"] / frame["records"].sum()
+        st.dataframe(frame.sort_values("records", ascending=False), hide_index=True, key="mondrian_group_sa",
+                     column_config={"share of the group": st.column_config.NumberColumn(format="percent")})
+        st.caption("The group's sensitive values as published (every member shows the same generalized QI "
+                   "values); the largest share is the chance of guessing a member's value right.")
