@@ -174,6 +174,8 @@ def test_required_l():
 
 
 def test_anonypy_partition_is_the_same():
+    # pycanon (a k-anonymity / l-diversity checker) would be a second cross-check, but it pins old numpy and
+    # pandas and does not install beside ours; the privacy checks above recompute k and l from the CSV-like frame
     mondrian = pytest.importorskip("anonypy.mondrian")
     data = load_dataset("adult", "occupation")
     n = 1500
