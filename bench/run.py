@@ -3,13 +3,15 @@
 Usage::
 
     .venv/bin/python bench/run.py                      # Adult and census:500000, every mechanism
-    .venv/bin/python bench/run.py --datasets adult --mechanisms splu,uniform --repeat 5
+    .venv/bin/python bench/run.py --datasets adult --mechanisms splu,uniform --repeat 5 --no-interactive
 
 Each dataset runs in its own process so peak memory (ru_maxrss) is per
 dataset.  Times are medians over ``--repeat`` runs on this machine (single
 process).  "workload" = true answers plus estimates of a 5,000-query seed
 000 workload (queries generated once, outside the timing).  Peers run the
 same work on the same data; ``ours/theirs`` < 1 means we are faster.
+Then ``bench/interactive.py`` times page reruns after a slider move and the
+trade-offs page's sweep on Adult (``--no-interactive`` skips it).
 """
 
 from __future__ import annotations
@@ -153,6 +155,8 @@ def main(argv=None) -> int:
     ap.add_argument("--queries", type=int, default=5000)
     ap.add_argument("--no-peers", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--no-interactive", action="store_true",
+                    help="skip bench/interactive.py (page reruns after a slider move, the trade-offs sweep)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     mechs = args.mechanisms.split(",") if args.mechanisms else None
@@ -172,7 +176,18 @@ def main(argv=None) -> int:
             print(out.stderr, file=sys.stderr)
             return out.returncode
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(json.dumps(results, indent=2) if args.json else markdown(results))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    print(markdown(results))
+    if not args.no_interactive:
+        print("running page reruns and the trade-offs sweep (bench/interactive.py) ...", file=sys.stderr, flush=True)
+        out = subprocess.run([sys.executable, str(ROOT / "bench" / "interactive.py"), "--repeat", str(args.repeat)],
+                             capture_output=True, text=True, cwd=ROOT)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            return out.returncode
+        print(out.stdout)
     return 0
 
 
