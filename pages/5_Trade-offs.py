@@ -116,8 +116,10 @@ for i, (name, params) in enumerate(jobs):
         skipped.append(f"{mech.title}: {exc}")
 bar.empty()
 done.add(run_key)
-for s in skipped:
-    st.warning(f"Left out: {md(s)}")
+if skipped:
+    # one box, not one per setting: a sweep past a table's limits can skip many settings
+    st.warning(f"Left out, not eligible on this table ({len(skipped)} setting{'s' * (len(skipped) != 1)}):\n\n"
+               + "\n".join(f"- {md(s)}" for s in skipped))
 if not points:
     st.stop()
 
