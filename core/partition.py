@@ -12,6 +12,19 @@ whenever ``N mod gamma <= floor(N / gamma)``, always true for
 ``N >= gamma (gamma - 1)``; on smaller tables the leftovers wrap around and
 a few groups get more members (e.g. N = 7, gamma = 4: one group of 7),
 still with distinct values.
+
+The sorted layout above fixes which values share groups: value runs that
+lie ``r`` positions apart always meet, so a value's decoys come from two or
+three other values only.  SPLU-Gen's reconstruction (seed 000 §5.1)
+assumes the opposite, that a record whose value is not s has s among its
+decoys with a chance that does not depend on the record (its value, hence
+its QI values).  Given a random generator, :func:`distinct_value_groups`
+therefore mixes the layout (:func:`_mixed_layout`): the same columns of
+``r`` records, each column's rows permuted at random, and the one value
+whose run straddles two columns kept out of rows it already occupies.  The
+groups are still a function of the SA column and the ids only (plus the
+seed), never of the QI values, and still distinct-valued with sizes gamma or
+gamma + 1.
 """
 
 from __future__ import annotations
@@ -62,11 +75,26 @@ def check_distinct_groups(what: str, size: int, sa_codes: np.ndarray, labels: np
         raise NotEligible(message, suggestion={what: best} if best >= 2 else None)
 
 
-def distinct_value_groups(sa_codes: np.ndarray, size: int, m: int) -> Partition:
+def distinct_value_groups(sa_codes: np.ndarray, size: int, m: int,
+                          rng: np.random.Generator | None = None) -> Partition:
     """Partition records into groups of ``size`` or ``size + 1`` distinct SA values.
 
-    Deterministic given the SA column and the record order (record index
-    plays the role of the id).  The caller checks eligibility first.
+    Parameters
+    ----------
+    sa_codes : ndarray (N,) of int
+    size : int
+        gamma (SPLU-Gen) or l (Anatomy).
+    m : int
+        SA domain size.
+    rng : numpy.random.Generator, optional
+        None: the sorted layout (MECHANISMS.md section 1 step 2),
+        deterministic given the SA column and the record order (record index
+        plays the role of the id).  A generator: the mixed layout of
+        :func:`_mixed_layout`, in which which values share a group is
+        random.  Tiny tables whose residue does not fit one extra record per
+        group (``N mod size > N // size``) always get the sorted layout.
+
+    The caller checks eligibility first.
     """
     n = len(sa_codes)
     counts = np.bincount(sa_codes, minlength=m)
@@ -76,8 +104,75 @@ def distinct_value_groups(sa_codes: np.ndarray, size: int, m: int) -> Partition:
     # rank values by descending count (ties: lower code first)
     rank = np.empty(m, dtype=np.int64)
     rank[np.lexsort((np.arange(m), -counts))] = np.arange(m)
-    order = np.lexsort((np.arange(n), rank[sa_codes]))
     group = np.empty(n, dtype=np.int64)
-    group[order] = np.arange(n) % r
+    if rng is not None and n - r * size <= r:
+        # value runs with a random order inside each run, so the records of a
+        # value that land in the straddling part or the residue are a random subset
+        shuffled = rng.permutation(n)
+        order = shuffled[np.argsort(rank[sa_codes][shuffled], kind="stable")]
+        group[order] = _mixed_layout(np.asarray(sa_codes)[order], r, size, rng)
+    else:
+        order = np.argsort(rank[sa_codes], kind="stable")  # by (value rank, id)
+        group[order] = np.arange(n) % r
     sizes = np.bincount(group, minlength=r)
     return Partition(group=group, sizes=sizes)
+
+
+def _mixed_layout(sa_sorted: np.ndarray, r: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Group of each record of the value-sorted list, with random value co-occurrence.
+
+    The sorted list is cut into ``size`` columns of ``r`` records (column c
+    holds positions ``c r .. (c+1) r - 1``) and the ``N - r size`` residual
+    records.  A value's run has at most ``r`` records, so it lies in at most
+    two adjacent columns, and only the value holding positions ``c r - 1``
+    and ``c r`` can meet itself in a row shared by columns c - 1 and c.  Each
+    column's rows are permuted at random; then each record of that
+    straddling value that landed in a row where column c - 1 already holds
+    the value is swapped with a random row holding neither (there are
+    enough: the value's ``k`` records in column c - 1 and ``j`` in column c
+    satisfy ``k + j <= r``).  Residual records (fewer than ``size``, and at
+    most ``r``) go to distinct random rows whose last column does not hold
+    their value (a residual value can only also lie in the last column).
+    Row = group.
+
+    Returns
+    -------
+    ndarray (N,) of int
+        The group of the record at each position of ``sa_sorted``.
+    """
+    n = len(sa_sorted)
+    main = r * size
+    rows = np.empty(main, dtype=np.int64)  # rows[c * r + i] = row of the column-c record i
+    col_vals = np.empty((size, r), dtype=sa_sorted.dtype)  # value per (column, row)
+    for c in range(size):
+        perm = rng.permutation(r)  # record i of column c goes to row perm[i]
+        vals = sa_sorted[c * r:(c + 1) * r]
+        if c:
+            v = sa_sorted[c * r]
+            if sa_sorted[c * r - 1] == v:  # the run of v straddles columns c - 1 and c
+                taken = col_vals[c - 1] == v
+                mine = vals == v
+                bad = np.flatnonzero(mine & taken[perm])
+                if len(bad):
+                    # rows without v in either column, as targets for the clashing records
+                    holder = np.zeros(r, dtype=bool)
+                    holder[perm[mine]] = True
+                    free = np.flatnonzero(~taken & ~holder)
+                    target_rows = rng.choice(free, size=len(bad), replace=False)
+                    inverse = np.empty(r, dtype=np.int64)
+                    inverse[perm] = np.arange(r)
+                    partners = inverse[target_rows]  # the records of column c now in those rows
+                    perm[bad], perm[partners] = target_rows, perm[bad].copy()
+        rows[c * r:(c + 1) * r] = perm
+        col_vals[c, perm] = vals
+    group = np.empty(n, dtype=np.int64)
+    group[:main] = rows
+    rest = sa_sorted[main:]
+    if len(rest):
+        used = np.zeros(r, dtype=bool)
+        for k, v in enumerate(rest):  # fewer than ``size`` records
+            free = np.flatnonzero((col_vals[size - 1] != v) & ~used)
+            g = int(rng.choice(free))
+            used[g] = True
+            group[main + k] = g
+    return group

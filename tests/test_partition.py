@@ -69,6 +69,29 @@ def test_eligible_partition_properties(case):
 
 
 @settings(max_examples=200, deadline=None)
+@given(eligible_tables(), st.integers(0, 2**31 - 1))
+def test_mixed_layout_properties(case, layout_seed):
+    """The random layout (rng given) keeps every property of the sorted one."""
+    counts, gamma, seed = case
+    sa = _records(list(counts), seed)
+    n, m = len(sa), len(counts)
+    part = distinct_value_groups(sa, gamma, m, np.random.default_rng(layout_seed))
+    r = n // gamma
+    assert part.n_groups == r and part.group.min() >= 0 and part.group.max() < r
+    np.testing.assert_array_equal(part.sizes, np.bincount(part.group, minlength=r))
+    assert len(np.unique(part.group.astype(np.int64) * m + sa)) == n  # distinct values, every record once
+    residue = n - r * gamma
+    if residue <= r:
+        assert set(np.unique(part.sizes)) <= {gamma, gamma + 1}
+        assert int((part.sizes == gamma + 1).sum()) == residue
+    else:  # tiny tables fall back to the sorted layout
+        np.testing.assert_array_equal(part.group, distinct_value_groups(sa, gamma, m).group)
+    # same seed, same partition
+    again = distinct_value_groups(sa.copy(), gamma, m, np.random.default_rng(layout_seed))
+    np.testing.assert_array_equal(again.group, part.group)
+
+
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=2, max_size=16).filter(lambda c: sum(c) > 0),
        st.integers(2, 50))
 def test_ineligible_raises_with_largest_feasible(counts, gamma):
