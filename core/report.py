@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import __version__, figures, mechanisms
 from .bounds import BOUNDS
+from .errors import WorkbenchError
 from .evaluate import evaluate_release
 from .release import jsonable
 from .risk import pareto, sweep_points, targets
@@ -120,11 +121,9 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
         parts.append("<h2>3. What the papers guarantee</h2>")
         for name in wanted:
             bound = BOUNDS[name]
-            shared = {p.name: release.params[p.name] for p in bound.params
-                      if p.name in release.params and release.params[p.name] is not None}
             try:
-                curve = bound.curve(shared)
-            except Exception:
+                curve = bound.curve(bound.linked(release.params, data))
+            except WorkbenchError:  # a combination the curve refuses (e.g. rho1 >= rho2): its defaults
                 curve = bound.curve()
             parts.append(fig(figures.curve_figure(curve), curve.caption))
 

@@ -7,9 +7,11 @@ import streamlit as st
 from core import figures
 from core.bounds import BOUNDS
 from core.errors import WorkbenchError
+from core.mechanisms import MECHANISMS
 from pages import ui
 from pages.ui import cached, state
-from pages.ui.fmt import is_number, md, readable, with_unit
+from pages.ui.data import TableProblem, current_dataset
+from pages.ui.fmt import is_number, md, number, readable, with_unit
 from pages.ui.params import param_inputs
 
 ui.page_setup("Bounds", "📈")
@@ -25,6 +27,27 @@ if not BOUNDS:
     st.stop()
 
 names = list(BOUNDS)
+
+
+def _release_values(bound) -> tuple[dict, str]:
+    """Curve parameters fixed by the current mechanism's settings and table, and where they come from."""
+    mech = MECHANISMS.get(ss.get(state.MECH))
+    if mech is None or bound.name not in mech.bounds:
+        return {}, ""
+    try:
+        data = current_dataset()
+    except TableProblem:
+        data = None
+    try:
+        values = mech.resolve(state.mech_params(mech.name))
+        derived = mech.derived(data, values) if data is not None else {}
+    except WorkbenchError:  # the Sanitize page shows what is wrong with these settings
+        return {}, ""
+    given = {**derived, **{k: v for k, v in values.items() if v is not None}}
+    where = f"{mech.title}" + (f" on {data.name}" if data is not None else "")
+    return bound.linked(given, data), where
+
+
 state.seed_widget("w_bound", ss[state.BOUND], lambda v: v in names)
 name = st.selectbox("Curve", names, key="w_bound", format_func=lambda n: BOUNDS[n].title)
 ss[state.BOUND] = name
@@ -32,7 +55,24 @@ bound = BOUNDS[name]
 st.caption(f"Source: {bound.paper}.")
 
 st.subheader("Parameters")
-raw = param_inputs(bound.params, state.bound_params(name), f"b_{name}", columns=4)
+linked, source = _release_values(bound)
+locked = None
+if linked:
+    state.seed_widget("w_bound_follow", True, lambda v: isinstance(v, bool))
+    follow = st.toggle(f"Follow the release: {source}", key="w_bound_follow",
+                       help="On: the parameters the release fixes are taken from the Sanitize page and the "
+                            "loaded table, so the curve shows the guarantee of the settings you chose. Off: "
+                            "set every parameter here.")
+    if follow:
+        locked = linked
+        def shown(v):
+            text = number(v) if is_number(v) else str(v)
+            return md(text if len(text) <= 40 else text[:40] + "…")
+
+        st.caption("From the release: " + ", ".join(f"{md(p.symbol or p.name)} = {shown(linked[p.name])}"
+                                                    for p in bound.params if p.name in linked)
+                   + ". Untick to move them here.")
+raw = param_inputs(bound.params, state.bound_params(name), f"b_{name}", columns=4, locked=locked)
 state.set_bound_params(name, raw)
 ui.sidebar_status()
 state.sync_url()

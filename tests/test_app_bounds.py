@@ -17,6 +17,14 @@ def _curve_chart(at) -> dict:
     return charts(at)["chart_curve"]
 
 
+def _unfollow(at):
+    """Untick "Follow the release" when the current mechanism fixes some of the curve's parameters."""
+    if any(t.key == "w_bound_follow" for t in at.toggle):
+        at.toggle(key="w_bound_follow").set_value(False).run()
+        no_exception(at)
+    return at
+
+
 def _moved(p, value):
     """Another valid value of a declared parameter (one step up, or down at the top)."""
     step = p.step or 1
@@ -32,11 +40,12 @@ def _moved(p, value):
 
 @pytest.mark.parametrize("name", list(BOUNDS))
 def test_every_bound_renders_and_every_slider_moves_its_curve(name):
-    at = app(PAGE, query={"bound": name})
+    at = _unfollow(app(PAGE, query={"bound": name}))
     no_exception(at)
     assert at.selectbox(key="w_bound").value == name
     fig = _curve_chart(at)
-    curve = BOUNDS[name].curve()
+    shown = {w.key: w.value for w in [*at.slider, *at.number_input, *at.select_slider, *at.text_input]}
+    curve = BOUNDS[name].curve({p.name: shown[widget_key(f"b_{name}", p)] for p in BOUNDS[name].params})
     names = [trace["name"] for trace in fig["data"]]
     for key in curve.series:  # every series labelled with Curve.label
         assert curve.label(key) in names
@@ -83,7 +92,7 @@ def test_gamma_moves_the_privacy_read_out():
 
 @pytest.mark.skipif("retention" not in BOUNDS, reason="retention curve not registered")
 def test_invalid_parameter_combination_is_one_error():
-    at = app(PAGE, query={"bound": "retention"})
+    at = _unfollow(app(PAGE, query={"bound": "retention"}))
     at.slider(key="w_b_retention_rho1").set_value(0.5).run()
     no_exception(at)
     assert len(at.error) == 1 and "rho1" in at.error[0].value
@@ -98,3 +107,36 @@ def test_bound_choice_survives_a_page_switch():
     at.switch_page(PAGE).run()
     no_exception(at)
     assert at.selectbox(key="w_bound").value == names[-1]
+
+
+def test_curve_follows_the_release_until_unticked():
+    """SPLU at gamma = 4 on Adult: the SPLU curves are drawn at gamma = 4, moved with the Sanitize page."""
+    at = app(PAGE, query={"data": "adult", "mech": "splu", "gamma": "4", "bound": "splu-utility"})
+    no_exception(at)
+    gamma = at.slider(key="w_b_splu-utility_gamma")
+    assert gamma.value == 4 and gamma.disabled
+    assert any(c.value.startswith("From the release: γ = 4") for c in at.caption)
+    at4 = metrics(at)["T_f exact"]
+    at.switch_page("pages/1_Sanitize.py").run()
+    at.slider(key="w_m_splu_gamma").set_value(6).run()
+    at.switch_page(PAGE).run()
+    no_exception(at)
+    assert at.slider(key="w_b_splu-utility_gamma").value == 6
+    assert metrics(at)["T_f exact"] != at4
+    # untick: the slider is the user's again
+    _unfollow(at)
+    assert not at.slider(key="w_b_splu-utility_gamma").disabled
+    at.slider(key="w_b_splu-utility_gamma").set_value(9).run()
+    no_exception(at)
+    assert at.query_params["bound.gamma"] == "9"
+
+
+def test_linked_values_come_from_the_release_and_the_table():
+    """Bound.linked: shared names in range, m and counts from the table, out-of-range values ignored."""
+    from core.table import load_dataset
+
+    data = load_dataset("toy-sdr")
+    assert BOUNDS["retention"].linked({"rho1": 0.1, "rho2": 0.2, "gamma": 3}, data) == \
+        {"rho1": 0.1, "rho2": 0.2, "m": data.m}
+    assert BOUNDS["sdr-error"].linked({}, data)["counts"] == ",".join(str(int(c)) for c in data.sa_counts)
+    assert BOUNDS["splu-utility"].linked({"gamma": 500}) == {}  # outside 2..50: the curve keeps its own

@@ -100,6 +100,35 @@ class Bound:
     def curve(self, raw: Mapping[str, Any] | None = None) -> Curve:
         return self.compute(self.resolve(raw))
 
+    def linked(self, params: Mapping[str, Any], data: Any = None) -> dict[str, Any]:
+        """The parameters of this curve that a release fixes: what to draw for *this* release.
+
+        ``params`` are a release's resolved parameters with its derived
+        values (``Release.params``, e.g. SPLU's gamma and p); every curve
+        parameter of the same name takes that value when it lies in the
+        curve's range.  With the release's table (a :class:`core.table.Dataset`)
+        a curve's ``m`` is the table's SA domain size and its ``counts`` the
+        table's SA value counts.  Used by the Bounds page ("follow the
+        release") and the review report, so both draw the guarantees of the
+        settings actually chosen.
+        """
+        out: dict[str, Any] = {}
+        names = {p.name: p for p in self.params}
+        given = dict(params)
+        if data is not None:
+            given.setdefault("m", int(data.m))
+            given.setdefault("counts", ",".join(str(int(c)) for c in data.sa_counts if c > 0))
+        for name, value in given.items():
+            p = names.get(name)
+            if p is None or value is None:
+                continue
+            try:
+                _params.resolve((p,), {name: value}, f"bound {self.name}")
+            except (ParameterError, TypeError, ValueError):
+                continue  # outside this curve's range (e.g. m beyond its axis): keep the curve's own value
+            out[name] = value
+        return out
+
 
 def _load() -> dict[str, Bound]:
     import sys

@@ -559,6 +559,7 @@ class SDR(Mechanism):
     params = (RHO1, RHO2, DELTA)
     main_param = "rho2"
     sweep = (1 / 6, 1 / 5, 1 / 4, 1 / 3)
+    bounds = ("sdr-error", "retention")
 
     def check_params(self, values: dict[str, Any]) -> None:
         check_rho(values, self.name)

@@ -160,12 +160,14 @@ def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> An
 
 def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
                  derive: Callable[[dict[str, Any]], Mapping[str, Any]] | None = None,
-                 columns: int = 3) -> dict[str, Any]:
+                 columns: int = 3, locked: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Draw one widget per parameter; return ``{name: value}`` (``None`` = derive).
 
     ``store`` holds the stored values (missing = default); ``derive(raw)``
     computes derived values (e.g. a mechanism's ``derived``) and seeds an
-    optional parameter's widget when the user unticks "derive".
+    optional parameter's widget when the user unticks "derive".  ``locked``
+    parameters are shown with the given values and cannot be moved (e.g. the
+    Bounds page following the release).
     """
     raw: dict[str, Any] = {}
     if not params:
@@ -175,6 +177,16 @@ def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
     for i, p in enumerate(params):
         current = store.get(p.name, p.default)
         with cols[i % len(cols)]:
+            if locked and p.name in locked:
+                key = widget_key(ns, p)
+                value = locked[p.name]
+                if p.kind in {"int", "float"}:
+                    value = _clamp(p, value)
+                elif p.kind == "text":
+                    value = str(value)
+                st.session_state[key] = value
+                raw[p.name] = _number_widget(p, key, value, disabled=True)
+                continue
             if p.optional:
                 akey = auto_key(ns, p)
                 seed_widget(akey, current is None, lambda v: isinstance(v, bool))
