@@ -97,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "choice or every other suitable column)")
         p.add_argument("--mechanism", required=True, metavar="NAME", help="see the list below")
         p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a mechanism parameter")
-        p.add_argument("--seed", type=int, metavar="N", help="random seed (default: fresh, recorded in the manifest)")
+        p.add_argument("--seed", type=int, metavar="N",
+                       help="random seed (default: fresh, and printed: recorded in the manifest by sanitize, "
+                            "in the output by evaluate)")
         p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("sanitize", help="sanitize a table and write the release and its manifest",
@@ -388,8 +390,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"internal error ({type(exc).__name__}): {exc}; please report it", file=sys.stderr)
         return 3
     text = result.pop("_text", None)
-    if getattr(args, "json", False) or text is None:
-        print(json.dumps(result, indent=2, ensure_ascii=False))
-    else:
-        print(text)
+    try:
+        if getattr(args, "json", False) or text is None:
+            print(json.dumps(result, indent=2, ensure_ascii=False))
+        else:
+            print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted; no traceback
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -296,5 +296,8 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
         key = key.strip()
         if not key:
             raise ParameterError(f"Parameters are written key=value; got '{item}'.")
+        if key in out and out[key] != value.strip():
+            raise ParameterError(f"'{key}' is given twice ({key}={out[key]} and {key}={value.strip()}); "
+                                 "give each parameter once.")
         out[key] = value.strip()
     return out

@@ -124,6 +124,9 @@ class Release:
             "privacy": dict(self.privacy),
             "notes": list(self.notes),
             "reproduce": self.reproduce_command(),
+            "reproduce_where": ("in the workbench folder (the one holding app.py and core/), with requirements.txt "
+                                "installed; for an uploaded table, put the file's path in place of its name. "
+                                "The input's content_hash tells whether it is the same table."),
         })
 
 
@@ -207,7 +210,14 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None)
     written: list[Path] = []
     if not out.parent.exists():
         raise DataError(f"The folder '{out.parent}' does not exist; create it or choose another --out.")
-    if len(release.tables) == 1 and out.suffix.lower() in {".csv", ".parquet", ".pq"}:
+    if len(release.tables) == 1 and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
+        raise DataError(f"'{out}' does not end in .csv or .parquet; name the release file so, e.g. "
+                        f"'{out.with_suffix('.csv')}'.")
+    if len(release.tables) > 1 and out.suffix:
+        names = ", ".join(release.tables)
+        raise DataError(f"{release.title} publishes several tables ({names}); give --out a folder name without "
+                        f"an extension (e.g. '{out.with_suffix('')}'), not '{out.name}'.")
+    if len(release.tables) == 1:
         if out.is_dir():
             raise DataError(f"'{out}' is a folder; give a file name ending in .csv or .parquet.")
         frame = release.main_table.to_frame()
@@ -215,10 +225,10 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None)
         written.append(out)
         default_manifest = out.with_name(out.stem + ".manifest.json")
     else:
-        if out.suffix.lower() in {".csv", ".parquet", ".pq"} or out.is_file():
+        if out.is_file():
             names = ", ".join(release.tables)
             raise DataError(
-                f"{release.title} publishes several tables ({names}); give --out a folder name, not a file."
+                f"{release.title} publishes several tables ({names}); '{out}' is a file: give --out a folder name."
             )
         out.mkdir(exist_ok=True)
         for name, table in release.tables.items():

@@ -88,6 +88,15 @@ def test_one_bad_input_in_a_real_process(tmp_path):
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
+def test_json_into_a_closed_pipe_is_quiet():
+    """`python -m core ... --json | head -1`: no BrokenPipeError traceback."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = f"{sys.executable} -m core bound splu-utility --json | head -1"
+    proc = subprocess.run(cmd, shell=True, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip() == "{"
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+
+
 def test_bound_json_has_x_and_series():
     res = json.loads(ok("bound", "splu-privacy", "--param", "gamma=10", "--param", "eps=0.3", "--json"))
     assert len(res["x"]) == len(res["series"]["privacy"]) > 0
@@ -115,6 +124,12 @@ BAD = [
     (["bound", "retention", "--param", "rho1=0.5", "--param", "rho2=0.1"], "rho1"),
     (["sanitize", "adult", "--mechanism", "uniform", "--out", "o.csv"], "--sensitive"),
     (["frobnicate"], "invalid choice"),
+    (["sanitize", "toy-splu", "--sensitive", "disease", "--mechanism", "splu", "--param", "gamma=2", "--out", "x.txt"],
+     "does not end in .csv or .parquet"),
+    (["sanitize", "toy-bucket", "--sensitive", "disease", "--mechanism", "bucketization", "--out", "x.csv"],
+     "give --out a folder name"),
+    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "splu", "--param", "gamma=5",
+      "--param", "gamma=7", "--out", "o.csv"], "'gamma' is given twice"),
 ]
 
 
