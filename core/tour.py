@@ -53,6 +53,8 @@ class Step:
     needs: tuple[str, ...] = field(default=())  # mechanisms or curves the step uses
     #: an analytical curve drawn instead of the table: (bound name, parameters)
     curve: tuple[str, dict] | None = None
+    #: a small worked-example table drawn instead of a sample (a function returning a DataFrame)
+    table: Callable[[], object] | None = None
 
     def available(self) -> bool:
         return all(n in mechanisms.MECHANISMS or n in bounds.BOUNDS for n in self.needs)
@@ -148,6 +150,77 @@ def _reconstruction() -> list[Check]:
     ]
 
 
+def _inference() -> list[Check]:
+    from .bounds.differential import bias_factor
+
+    return [
+        Check("E[Y/X] / (y/x) at ε = 0.1, x = 100 (Theorem 2)", float(bias_factor(100, 0.1)), "1.02", 1.02, 1e-9),
+        Check("the same at x = 1,000", float(bias_factor(1000, 0.1)), "1.0002", 1.0002, 1e-9),
+    ]
+
+
+# seed 003 Example 3: 50 records, o = 1 (x1..x8), 6 (x9..x12), 9 (x13, x14); f'_i = 2 f_i + 0.05
+_EX3 = np.array([1] * 8 + [6] * 4 + [9] * 2)
+
+
+def _ex3_fp() -> np.ndarray:
+    return 2 * _EX3 / _EX3.sum() + 0.05
+
+
+def _buckets_table():
+    import pandas as pd
+
+    from .bucketing import caps
+
+    fp = _ex3_fp()
+    rows = [0, 8, 12]
+    return pd.DataFrame({"values": ["x1 … x8", "x9 … x12", "x13, x14"], "records each (o_i)": _EX3[rows],
+                         "share f_i": [frac(f) for f in _EX3[rows] / 50], "allowed f'_i = 2 f_i + 0.05":
+                         [f"{v:.2f}" for v in fp[rows]], "max per bucket of 4": caps(fp, 4)[rows],
+                         "max per bucket of 14": caps(fp, 14)[rows]})
+
+
+def _buckets() -> list[Check]:
+    from .bucketing import caps, two_size
+
+    fp = _ex3_fp()
+    best = two_size(_EX3, fp, 50)
+    a1 = np.minimum(caps(fp, 4) * 9, _EX3)
+    a2 = np.minimum(caps(fp, 14) * 1, _EX3)
+    return [
+        Check("smaller bucket size S1 (with b1 buckets)", best.s1, "4", 4, 0),
+        Check("b1", best.b1, "9", 9, 0),
+        Check("larger bucket size S2 (with b2 buckets)", best.s2, "14", 14, 0),
+        Check("b2", best.b2, "1", 1, 0),
+        Check("records buckets of 4 can hold, Σ a_i1 (≥ 36 needed)", a1.sum(), "42", 42, 0),
+        Check("records the bucket of 14 can hold, Σ a_i2 (≥ 14 needed)", a2.sum(), "34", 34, 0),
+    ]
+
+
+_FIG2_GROUPS = [0, 0, 0, 0, 1, 1, 1, 1]  # seed 004 Fig. 2: G1 = {Alan..Henry}, G2 = {Alice..Helen}
+
+
+def _ambiguity() -> list[Check]:
+    from .counting import QueryBatch
+    from .mechanisms.ambiguity import group_stats, release_from_groups
+
+    data = load_dataset("toy-ambiguity", "disease")
+    release = release_from_groups(data, "ambiguity", _FIG2_GROUPS)
+    stats = group_stats(release)
+    age = data.qi_labels[data.qi.index("age")].astype(int)
+    zipcode = data.qi_labels[data.qi.index("zipcode")].astype(int)
+    sa = (data.sa_labels.astype(str) == "diabetes")[None]
+    q2 = QueryBatch(attrs=(data.qi.index("age"), data.qi.index("zipcode")), sa=sa,
+                    masks=((age >= 50)[None], (zipcode == 23000)[None]))
+    return [
+        Check("presence of a person covered by G1: 4 / (4 × 1 × 3)", float(stats["presence"][0]), "1/3", 1 / 3),
+        Check("presence, G2: 4 / (3 × 1 × 3)", float(stats["presence"][1]), "4/9", 4 / 9),
+        Check("association of Alice with leukemia (2 of 4)", float(stats["association"][1]), "1/2", 1 / 2),
+        Check("estimate of Q2: age ≥ 50, zip 23000, diabetes", float(mechanisms.estimate(release, [q2])[0]),
+              "1/6 + 2/9 = 7/18", 7 / 18),
+    ]
+
+
 STEPS: tuple[Step, ...] = (
     Step(
         "up", "1. Randomized response on a small domain", "seed 002, Example 1", "toy-sdr", "sa",
@@ -195,6 +268,32 @@ STEPS: tuple[Step, ...] = (
         "(the size threshold s_g); a larger group publishes a scaled-up sample of s_g draws instead.",
         _reconstruction, "Bounds?bound=reconstruction-threshold&bound.p=0.5&bound.lambda=0.5&bound.delta=0.5&bound.m=2",
         ("reconstruction",), ("reconstruction-threshold", {"m": 2, "p": 0.5, "lambda": 0.5, "delta": 0.5})),
+    Step(
+        "inference", "7. Noise on answers does not stop inference", "seed 003, Example 1 and Theorem 2", "", "",
+        "Differential privacy adds Laplace noise to each answer, hiding whether one person is in the data. But "
+        "an adversary who asks \"how many women in zip 61434?\" (x) and \"how many of them have HIV?\" (y) "
+        "reads the share y/x from the two noisy answers almost exactly once x is large: the noise is the same "
+        "few units whatever x is. The curve is the bias of the noisy ratio against the group size x.",
+        _inference, "Bounds?bound=differential-inference&bound.epsilon=0.1", ("differential-inference",),
+        ("differential-inference", {"epsilon": 0.1, "ratio": 0.5, "x": 100.0})),
+    Step(
+        "buckets", "8. Each value its own limit: buckets of two sizes", "seed 003, Example 3", "", "",
+        "F'-privacy lets each sensitive value have its own limit f'_i on its share inside any bucket: rare values "
+        "(here x1 … x8, one record each) need big buckets to stay below their limit, common ones fit in small "
+        "buckets. With buckets of one size all would be as big as the rarest value needs; two sizes (nine "
+        "buckets of 4 and one of 14) lose much less. The table shows how many records of each value a bucket "
+        "may hold.",
+        _buckets, "Sanitize?data=toy-bucket&sa=disease&mech=bucketization&theta=2&seed=1", ("bucketization",),
+        table=_buckets_table),
+    Step(
+        "ambiguity", "9. Hiding who is in the table: Ambiguity", "seed 004, Fig. 1(a), Fig. 2 and §6",
+        "toy-ambiguity", "disease",
+        "Ambiguity publishes, for each group of people, the distinct values of each attribute in separate "
+        "tables, and the group's diseases with counts. An adversary who knows your age, gender and zip code "
+        "sees many combinations a group could contain, so is only 1 in 3 sure you are in the data at all, and "
+        "then only 1 in 2 sure of your disease. Counts are estimated by assuming every combination equally "
+        "likely.",
+        _ambiguity, "Attacks?data=toy-ambiguity&sa=disease&mech=ambiguity", ("ambiguity",)),
 )
 
 

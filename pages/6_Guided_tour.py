@@ -55,6 +55,9 @@ with left:
     if step.curve is not None:
         name, values = step.curve
         st.plotly_chart(figures.curve_figure(bounds.get(name).curve(values)), key=f"tour_curve_{key}")
+    elif step.table is not None:
+        st.markdown(f"**The worked example of {md(step.paper)}**")
+        st.dataframe(step.table(), hide_index=True)
     elif step.sample:
         try:
             table, info = load_sample(step.sample)
