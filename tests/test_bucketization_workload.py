@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core import mechanisms
-from core.bucketing import ProjectedCounts
+from core.counting import Records
 from core.evaluate import make_workload
 from core.mechanisms.base import bucket_records
 from core.table import load_dataset
@@ -69,7 +69,7 @@ def test_projected_counts_equal_the_plain_records(adult):
     args = ([qit.columns[c] for c in adult.qi], adult.domains, qit.columns["bid"], st.columns["bid"],
             st.columns["occupation"], st.columns["count"], adult.m)
     expanded = true_answers(bucket_records(*args), wl.batches)
-    projected = true_answers(ProjectedCounts.from_buckets(*args), wl.batches)
+    projected = true_answers(Records.from_groups(*args), wl.batches)
     np.testing.assert_allclose(projected, expanded, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(mechanisms.estimate(rel, wl), expanded, rtol=1e-9, atol=1e-9)
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import core.counting as counting
 from core.counting import QueryBatch, Records, select
@@ -19,10 +19,26 @@ def brute(qi, target, n_target, weights, attrs, masks):
     return out
 
 
-@pytest.mark.parametrize("dense", [True, False])
-@settings(max_examples=30, deadline=None)
+#: module settings that force each way CountIndex can count: one bincount over the
+#: whole table, a bincount over the table of occurring combinations, or hashing the cells
+PATHS = {
+    "dense": {"DENSE_CELLS": 10**9, "DENSE_PER_ROW": 10**9},
+    "compact": {"DENSE_CELLS": 0, "DENSE_PER_ROW": 10**9},
+    "hashed": {"DENSE_CELLS": 0, "DENSE_PER_ROW": 0, "DENSE_FLOOR": 0},
+}
+
+
+@pytest.fixture
+def counting_path(request, monkeypatch):
+    for name, value in PATHS[request.param].items():
+        monkeypatch.setattr(counting, name, value)
+    return request.param
+
+
+@pytest.mark.parametrize("counting_path", list(PATHS), indirect=True)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 300), d=st.integers(1, 3), weighted=st.booleans())
-def test_equality_and_set_predicates_match_brute_force(dense, seed, n, d, weighted):
+def test_equality_and_set_predicates_match_brute_force(counting_path, seed, n, d, weighted):
     rng = np.random.default_rng(seed)
     domains = [int(x) for x in rng.integers(1, 6, size=4)]
     qi = [rng.integers(0, k, size=n) for k in domains]
@@ -30,23 +46,18 @@ def test_equality_and_set_predicates_match_brute_force(dense, seed, n, d, weight
     target = rng.integers(0, m, size=n)
     weights = rng.random(n) if weighted else None
     attrs = tuple(sorted(rng.choice(4, size=d, replace=False).tolist()))
-    old = counting.DENSE_CELLS
-    counting.DENSE_CELLS = 10**9 if dense else 0
-    try:
-        rec = Records(qi, domains, target, m, weights)
-        q = 25
-        values = np.stack([rng.integers(0, domains[a], size=q) for a in attrs], axis=1)
-        sa = np.eye(m, dtype=bool)[rng.integers(0, m, size=q)]
-        eq = QueryBatch(attrs=attrs, values=values, sa=sa)
-        masks = eq.qi_masks(domains)
-        np.testing.assert_allclose(rec.counts(eq), brute(qi, target, m, weights, attrs, masks))
-        sets = tuple(rng.random((q, domains[a])) < 0.5 for a in attrs)
-        st_batch = QueryBatch(attrs=attrs, masks=sets, sa=sa)
-        expected = brute(qi, target, m, weights, attrs, sets)
-        np.testing.assert_allclose(rec.counts(st_batch), expected)
-        np.testing.assert_allclose(select(rec.counts(st_batch), sa), (expected * sa).sum(1))
-    finally:
-        counting.DENSE_CELLS = old
+    rec = Records(qi, domains, target, m, weights)
+    q = 25
+    values = np.stack([rng.integers(0, domains[a], size=q) for a in attrs], axis=1)
+    sa = np.eye(m, dtype=bool)[rng.integers(0, m, size=q)]
+    eq = QueryBatch(attrs=attrs, values=values, sa=sa)
+    masks = eq.qi_masks(domains)
+    np.testing.assert_allclose(rec.counts(eq), brute(qi, target, m, weights, attrs, masks))
+    sets = tuple(rng.random((q, domains[a])) < 0.5 for a in attrs)
+    st_batch = QueryBatch(attrs=attrs, masks=sets, sa=sa)
+    expected = brute(qi, target, m, weights, attrs, sets)
+    np.testing.assert_allclose(rec.counts(st_batch), expected)
+    np.testing.assert_allclose(select(rec.counts(st_batch), sa), (expected * sa).sum(1))
 
 
 def test_entries_list_every_nonzero_cell():
@@ -82,3 +93,68 @@ def test_domains_whose_product_overflows_64_bits():
     np.testing.assert_allclose(rec.counts(batch), expected)
     got_values, _, _ = rec.index(attrs).entries()
     assert {tuple(v) for v in got_values.tolist()} == {tuple(v) for v in np.stack(qi, axis=1).tolist()}
+
+
+def _random_batches(rng, domains, m, subsets, q=12):
+    """An equality batch and a set-predicate batch (SA ORs included) per attribute subset."""
+    out = []
+    for attrs in subsets:
+        sa = np.eye(m, dtype=bool)[rng.integers(0, m, size=q)]
+        sa[: q // 3] |= rng.random((q // 3, m)) < 0.5
+        values = np.stack([rng.integers(0, domains[a], size=q) for a in attrs], axis=1)
+        out.append(QueryBatch(attrs=attrs, values=values, sa=sa))
+        out.append(QueryBatch(attrs=attrs, masks=tuple(rng.random((q, domains[a])) < 0.5 for a in attrs), sa=sa))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 400), weighted=st.booleans(),
+       on_superset=st.booleans())
+def test_superset_projection_and_prepare_match_brute_force(seed, n, weighted, on_superset):
+    """Indexes projected from a superset's cells (and set predicates matched on a superset) count like the rows."""
+    rng = np.random.default_rng(seed)
+    domains = [int(x) for x in rng.integers(1, 7, size=5)]
+    qi = [rng.integers(0, k, size=n) for k in domains]
+    m = int(rng.integers(2, 5))
+    target = rng.integers(0, m, size=n)
+    weights = rng.random(n) if weighted else None
+    subsets = [tuple(sorted(rng.choice(5, size=d, replace=False).tolist())) for d in (1, 1, 2, 2, 3, 4, 5)]
+    batches = _random_batches(rng, domains, m, subsets)
+    rec = Records(qi, domains, target, m, weights)
+    if on_superset:  # every set-predicate-only subset is matched on a superset with padded masks
+        rec.SMALL_INDEX, rec.OWN_INDEX_QUERIES = 0, 10**9
+        batches = [b for b in batches if not b.is_equality or len(b.attrs) >= 4]
+    rec.prepare(batches)
+    for b in batches:
+        expected = brute(qi, target, m, weights, b.attrs, b.qi_masks(domains))
+        np.testing.assert_allclose(rec.counts(b), expected, rtol=1e-9, atol=1e-9)
+    # without prepare, largest subsets asked first: every later index is a projection
+    lazy = Records(qi, domains, target, m, weights)
+    for b in sorted(batches, key=lambda b: -len(b.attrs)):
+        expected = brute(qi, target, m, weights, b.attrs, b.qi_masks(domains))
+        np.testing.assert_allclose(lazy.counts(b), expected, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 200), groups=st.integers(1, 30), n_target=st.integers(1, 8))
+def test_group_cells_equal_the_expanded_records(seed, n, groups, n_target):
+    """Records.from_groups (QIT index by group x ST) against the QIT expanded row by row by its ST."""
+    from core.mechanisms.base import bucket_records
+
+    rng = np.random.default_rng(seed)
+    domains = [int(x) for x in rng.integers(1, 6, size=3)]
+    qi = [rng.integers(0, k, size=n) for k in domains]
+    record_group = rng.integers(0, groups, size=n)
+    # an ST: some (group, target) pairs with counts 1..3; some groups have none (their records drop out),
+    # some ST groups have no QIT record
+    pairs = np.flatnonzero(rng.random(groups * n_target) < 0.4)
+    st_group, st_target = pairs // n_target, pairs % n_target
+    st_count = rng.integers(1, 4, size=len(pairs))
+    args = (qi, domains, record_group, st_group, st_target, st_count, n_target)
+    cells = Records.from_groups(*args)
+    expanded = bucket_records(*args)
+    assert len(cells) <= len(expanded)
+    subsets = [(0,), (1, 2), (0, 1, 2)]
+    for b in _random_batches(rng, domains, n_target, subsets):
+        np.testing.assert_allclose(cells.counts(b), expanded.counts(b), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(cells.target_totals, expanded.target_totals, rtol=1e-9, atol=1e-12)

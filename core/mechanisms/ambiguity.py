@@ -12,7 +12,9 @@ open are written down).
 
 Estimation is Fig. 5: per group, ``c x prod_i l_i/k_i`` for equality, range
 and IN conditions (:class:`core.ambiguity.AmbiguityIndex`); PriView's
-two-table form via :func:`core.ambiguity.priview_records`.
+two-table form via :func:`core.ambiguity.priview_records` (weighted cells
+from one sparse product of the AT's group index and the ST, counted per
+attribute subset by :class:`core.counting.Records`).
 
 Records that no group can take (e.g. Adult's most frequent occupation at
 beta = 0.1: its share exceeds beta, so no beta-associated partition holds
@@ -298,6 +300,11 @@ class PriView(_Grouped):
                 [at.columns[c] for c in qi if c != qi[split]], at.columns["gid"], st.columns["gid"],
                 st.columns[qi[split]], st.columns[sa], st.columns["count"], domains, split, len(st.labels[sa]))
         return cache["priview"]
+
+    def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
+        """Fig. 5 for a whole workload: every attribute subset's index first, larger subsets first."""
+        self.records(release).prepare(batches)
+        return [self.estimate(release, b, rng) for b in batches]
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return select(self.records(release).counts(batch), batch.sa)

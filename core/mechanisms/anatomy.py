@@ -4,7 +4,8 @@ Records are split into groups of l (or l + 1) distinct SA values (the
 SPLU-Gen partition of :mod:`core.partition` is a valid Anatomy partition,
 MECHANISMS.md section 6).  Published: QIT(QI..., GID) with exact QI values
 and ST(GID, SA, Count).  Estimate of a query (QI condition C, SA = x):
-``sum_g c(g, C) c(g, x) / |g|``.
+``sum_g c(g, C) c(g, x) / |g|``, counted from the weighted cells of
+:meth:`core.counting.Records.from_groups` (QIT index by group times the ST).
 
 References
 ----------
@@ -17,12 +18,12 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..counting import QueryBatch, select
+from ..counting import QueryBatch, Records, select
 from ..params import Param
 from ..partition import check_distinct_groups, distinct_value_groups
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
-from .base import Mechanism, bucket_records, qi_table, shuffled
+from .base import Mechanism, qi_table, shuffled
 
 
 class Anatomy(Mechanism):
@@ -69,16 +70,26 @@ class Anatomy(Mechanism):
             rows_out=data.n,
         )
 
+    def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
+        """The estimator for a whole workload: every attribute subset's index first, larger subsets first."""
+        self._records(release).prepare(batches)
+        return [self.estimate(release, b, rng) for b in batches]
+
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
+        """``sum_g c(g, C) c(g, x) / |g|`` from the published QIT and ST."""
+        return select(self._records(release).counts(batch), batch.sa)
+
+    def _records(self, release: Release) -> Records:
+        """The release's weighted cells (:meth:`core.counting.Records.from_groups`), cached on the release."""
         cache = release.state.setdefault("_records", {})
         if "anatomy" not in cache:
             qit, st = release.tables["qit"], release.tables["st"]
             qi = release.source["qi"]
             sa = release.source["sensitive"]
-            cache["anatomy"] = bucket_records(
+            cache["anatomy"] = Records.from_groups(
                 [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["gid"],
                 st.columns["gid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
-        return select(cache["anatomy"].counts(batch), batch.sa)
+        return cache["anatomy"]
 
 
 MECHANISMS = [Anatomy()]

@@ -146,13 +146,18 @@ def most_frequent(data: Dataset) -> tuple[str, int]:
 
 def bucket_records(qi_codes, domains, record_group: np.ndarray, st_group: np.ndarray,
                    st_sa: np.ndarray, st_count: np.ndarray, m: int) -> Records:
-    """Records for Anatomy-style estimation from a QIT and an ST.
+    """Records for Anatomy-style estimation from a QIT and an ST, expanded row by row.
 
     Each QIT record of group g stands for every SA value x listed in g's ST,
     with weight ``c(g, x) / |g|``; counting these weighted records gives
     ``est = sum_g c(g, C) c(g, x) / |g|`` (seed 002 appendix 10.10, MECHANISMS.md
     section 6) for any QI predicate C through the same :class:`Records`
     machinery as every other estimator.
+
+    The estimators use :meth:`core.counting.Records.from_groups`, which
+    computes the same weights summed per QI combination without one row per
+    (record, ST entry) (5M rows for PriView on census 500K); this literal
+    expansion is kept as the twin the tests compare it with.
     """
     st_group = np.asarray(st_group, dtype=np.int64)
     order = np.argsort(st_group, kind="stable")

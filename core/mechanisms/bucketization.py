@@ -28,7 +28,7 @@ Estimation: Anatomy's ``sum_g c(g, C) c(g, x) / |g|`` (seed 003 §7.2.2
 after [22]) with ``|g|`` the bucket's ST total (so fakes take their share);
 the same numbers as :func:`core.mechanisms.base.bucket_records` (a test
 checks it), counted from one QIT index times the ST instead of expanding
-every record by its bucket's ST (:class:`core.bucketing.ProjectedCounts`).
+every record by its bucket's ST (:meth:`core.counting.Records.from_groups`).
 
 Choices where the paper is silent: see :mod:`core.bucketing`; besides,
 ``sigma`` larger than the number of values absent from some bucket is
@@ -50,7 +50,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import bucketing as bk
-from ..counting import QueryBatch, select
+from ..counting import QueryBatch, Records, select
 from ..errors import NotEligible
 from ..params import Param
 from ..release import CodedTable, Published, Release
@@ -218,13 +218,13 @@ class Bucketization(Mechanism):
         """Anatomy's estimator ``sum_g c(g, C) c(g, x) / |g|`` from the published QIT and ST."""
         return select(self._counter(release).counts(batch), batch.sa)
 
-    def _counter(self, release: Release) -> bk.ProjectedCounts:
+    def _counter(self, release: Release) -> Records:
         cache = release.state.setdefault("_records", {})
         if "bucketization" not in cache:
             qit, st = release.tables["qit"], release.tables["st"]
             qi = release.source["qi"]
             sa = release.source["sensitive"]
-            cache["bucketization"] = bk.ProjectedCounts.from_buckets(
+            cache["bucketization"] = Records.from_groups(
                 [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["bid"],
                 st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
         return cache["bucketization"]
