@@ -259,3 +259,23 @@ def test_loss_pruning_alone_gives_the_same_optimum(counts, theta, b, max_size):
     o = np.array(counts)
     fp = bk.fprime(o, theta, b)
     assert bk.two_size(o, fp, max_size, prune="loss") == bk.two_size(o, fp, max_size)
+
+
+def test_values_with_fprime_one_are_reported_as_unprotected(adult):
+    """theta = 8 on Adult: f' = min(1, 8 f + 0.02) is 1 for the four most frequent occupations.
+
+    Their records may sit alone in a bucket, published with their true value;
+    the manifest lists the values and counts those records (recomputed here
+    from the published ST).  (sigma fakes cannot help here: the largest
+    bucket already lists all 14 values, so sigma = 1 is refused.)
+    """
+    rel = mechanisms.sanitize(adult, "bucketization", {"theta": 8}, seed=1)
+    top4 = sorted(str(adult.sa_labels[i]) for i in np.argsort(adult.sa_counts)[-4:])
+    assert sorted(rel.privacy["unprotected_values"]) == top4
+    st = rel.tables["st"].to_frame()
+    distinct = st.groupby("bid").size()
+    sizes = st.groupby("bid")["count"].sum()
+    assert rel.privacy["records_revealed"] == int(sizes[distinct == 1].sum()) > 0.4 * adult.n
+    assert any("protects nothing" in n for n in rel.notes)
+    safe = mechanisms.sanitize(adult, "bucketization", {"theta": 2}, seed=1)
+    assert safe.privacy["unprotected_values"] == [] and safe.privacy["records_revealed"] == 0

@@ -22,7 +22,10 @@ Manifest ``published``: the bucket setting ``[(S_j, b_j)]``, ``loss = sum
 (|g| - 1)^2`` (eq. 2), ``mse = loss / (|T| - 1)`` (Definition 3) and
 ``l_equivalent = ceil(1 / min f'_i)`` (Remark 1).  ``privacy``: the worst
 in-bucket share of each value against its f'_i, recomputed from the
-published tables, and the largest posterior.
+published tables, the largest posterior, the values whose f'_i is 1
+(``unprotected_values``: a limit of 1 protects nothing) and the records
+published in buckets whose ST lists only their own value
+(``records_revealed``: their sensitive value is exact).
 
 Estimation: Anatomy's ``sum_g c(g, C) c(g, x) / |g|`` (seed 003 §7.2.2
 after [22]) with ``|g|`` the bucket's ST total (so fakes take their share);
@@ -191,7 +194,12 @@ class Bucketization(Mechanism):
             "fprime": per_value,
             "seconds": pl.seconds,
         }
+        # a bucket whose ST lists one value (fakes included) publishes its records' value exactly
+        revealed = int(sizes[((counts > 0).sum(axis=1) + sigma) == 1].sum())
+        unprotected = [str(data.sa_labels[i]) for i in range(m) if data.sa_counts[i] and fp[i] >= 1 - bk.EPS]
         privacy = {
+            "unprotected_values": unprotected,
+            "records_revealed": revealed,
             "every_bucket_meets_fprime": ok,
             "max_posterior": float(share.max()),
             "worst_share_over_fprime": float((worst / fp).max()),
@@ -202,6 +210,12 @@ class Bucketization(Mechanism):
                  f"({', '.join(f'{b:,} × {s}' for s, b in setting)}); loss Σ(|g|−1)² = {loss:,}. "
                  f"ℓ-diversity would need ℓ = {l_eq} to give every value this protection; "
                  f"Anatomy can deliver at most ℓ = {n // int(data.sa_counts.max())} on this table."]
+        if unprotected or revealed:
+            shown = ", ".join(f"'{v}'" for v in unprotected[:6]) + (" …" if len(unprotected) > 6 else "")
+            notes.append((f"f′ = 1 for {shown}: a limit of 1 protects nothing. " if unprotected else "")
+                         + (f"{revealed:,} records ({revealed / n:.1%}) are published in buckets whose ST lists "
+                            "only their own value, so their sensitive value is exact. " if revealed else "")
+                         + "Lower θ or b, or override f′ for these values.")
         if sigma:
             notes.append(f"Each bucket's ST lists σ = {sigma} fake value{'s' if sigma > 1 else ''}: "
                          f"{len(fake_g):,} fake entries, {published['fake_share']:.1%} of the ST's mass, which "
