@@ -48,6 +48,11 @@ def test_toy_views_render():
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert "ambiguity_view_hist" in charts(at)
+    # "Published with the data": alpha is the presence bound (a probability), not SPLU's small count in records
+    published = frame_with(at, "item").set_index("item")["value"]
+    alpha = [label for label in published.index if label.startswith("α")]
+    assert alpha and all("small count" not in label for label in alpha)
+    assert published[alpha[0]] == "0.5"
 
 
 def _worlds_tab(at):

@@ -7,6 +7,13 @@ a mechanism's derived values, a release's metadata or a curve's notes into
 a label with its unit; core declares no labels for these yet, so known keys
 are listed in :data:`LABELS` and anything else falls back to the key with
 spaces (see the report: ``Curve``/``Mechanism`` could declare them).
+
+A key may mean different things to different mechanisms or curves (SPLU's
+``alpha`` is the largest small count, in records; Ambiguity's is the
+presence bound, a probability).  Such keys are labelled per *scope* (the
+mechanism or curve name that reports them) in :data:`SCOPED`, and their
+unscoped label in :data:`LABELS` is the bare symbol with no unit, true for
+every scope: callers pass ``scope`` to get the specific label.
 """
 
 from __future__ import annotations
@@ -25,7 +32,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "p": ("retention p", "probability"),
     "q": ("q (chance of each other value)", "probability"),
     "m": ("m (distinct SA values)", "values"),
-    "gamma": ("γ", "ratio"),
+    "gamma": ("γ", "ratio"),  # SPLU's γ is a group size: see SCOPED
+    "beta": ("β", ""),  # see SCOPED
     "diagonal": ("P[x → x] (value unchanged)", "probability"),
     "off_diagonal": ("P[x → y] (each other value)", "probability"),
     "rho1": ("ρ₁, prior bound", "probability"),
@@ -51,13 +59,13 @@ LABELS: dict[str, tuple[str, str]] = {
     "theta_balance": ("θ (PP balancing level)", ""),
     "eps_part": ("ε(Part), PP's error bound", ""),
     "eps_up": ("ε(T), UP's error bound", ""),
-    "delta": ("δ", "probability"),
+    "delta": ("δ", "probability"),  # a different tail per scope: see SCOPED
     "protected_values": ("protected values (share ≤ ρ₁)", "values"),
     "largest_rho1_i": ("largest ρ₁ᵢ", "probability"),
     "every_rho1_i_below_rho2": ("every ρ₁ᵢ < ρ₂", ""),
     "max_posterior_protected": ("largest posterior, protected values", "probability"),
     "max_posterior_unprotected": ("largest posterior, unprotected values", "probability"),
-    "unprotected_values": ("values not protected (share > ρ₁)", ""),
+    "unprotected_values": ("values not protected", ""),  # why differs per scope: see SCOPED
     "subtable_column": ("sub-table column", ""),
     "table_rows": ("|T| of your counts", "records"),
     "eps_part_at_counts": ("ε(Part) at your counts", ""),
@@ -71,7 +79,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "binding_count": ("binding count f", "records"),
     "eps": ("ε (relative error)", ""),
     "T_p_by_count": ("T_p(f) per count f", ""),
-    "alpha": ("α (largest small count)", "records"),
+    "alpha": ("α", ""),  # SPLU's count, Ambiguity's probability: see SCOPED
     "T_E": ("T_E (accepted error chance)", "probability"),
     "T_f_exact": ("T_f exact", "records"),
     "T_f_corrected": ("T_f from corrected Chebyshev", "records"),
@@ -92,7 +100,6 @@ LABELS: dict[str, tuple[str, str]] = {
     "lower_threshold": ("(1−e)μ, lower threshold", "records"),
     # reconstruction privacy (seed 001)
     "lambda": ("λ (relative error)", ""),
-    "delta": ("δ (tail probability)", "probability"),
     "bound": ("Chernoff bounds of the test", ""),
     "threshold_one_value": ("s_g of a group holding one value", "records"),
     "micro_groups": ("micro groups", "groups"),
@@ -135,6 +142,24 @@ LABELS: dict[str, tuple[str, str]] = {
     "theorem_factor_at_x": ("Theorem 2 factor 1 + 2b²/x² at x", "ratio"),
     "principal_value_factor_at_x": ("exact (principal value) factor at x", "ratio"),
     "noise_scale_b": ("Laplace noise scale b = 1/ε", "records"),
+}
+
+_SPLU_ALPHA = ("α (largest small count)", "records")
+_PRESENCE = ("α (presence bound)", "")
+_ASSOCIATION = ("β (association bound)", "")
+
+#: scope (mechanism or curve name) -> key -> (label, unit), for keys whose meaning depends on who reports them
+SCOPED: dict[str, dict[str, tuple[str, str]]] = {
+    "splu": {"alpha": _SPLU_ALPHA, "gamma": ("γ (values per decoy group)", "values")},
+    "splu-privacy": {"alpha": _SPLU_ALPHA},
+    "ambiguity": {"alpha": _PRESENCE, "beta": _ASSOCIATION},
+    "priview": {"alpha": _PRESENCE, "beta": _ASSOCIATION},
+    "mondrian": {"beta": ("β (sets ℓ = ⌈1/β⌉)", "")},
+    "reconstruction": {"delta": ("δ (smallest tail probability)", "probability")},
+    "sdr": {"delta": ("δ (chance the error bound fails)", "probability"),
+            "unprotected_values": ("values not protected (share > ρ₁)", "")},
+    "bucketization": {"unprotected_values": ("values not protected (threshold f′ = 1)", "")},
+    "sdr-error": {"delta": ("δ (chance the error bound fails)", "probability")},
 }
 
 _PROBABILITY_UNITS = {"probability", "share"}
@@ -180,9 +205,16 @@ def number(value: Any, digits: int = 4) -> str:
     return str(value)
 
 
-def with_unit(key: str, value: Any) -> str:
-    """``number`` plus the unit known for ``key`` (probabilities also as percent)."""
-    _, unit = LABELS.get(key, (key, ""))
+def _label(key: str, scope: str | None) -> tuple[str, str]:
+    scoped = SCOPED.get(scope or "", {}).get(key)
+    if scoped is not None:
+        return scoped
+    return LABELS.get(key, (key.replace("_", " "), ""))
+
+
+def with_unit(key: str, value: Any, scope: str | None = None) -> str:
+    """``number`` plus the unit known for ``key`` in ``scope`` (probabilities also as percent)."""
+    _, unit = _label(key, scope)
     text = number(value)
     if is_number(value) and unit in _PROBABILITY_UNITS and 0 <= float(value) <= 1:
         return f"{text} ({float(value):.1%})"
@@ -193,9 +225,9 @@ def with_unit(key: str, value: Any) -> str:
     return text
 
 
-def readable(key: str) -> str:
-    """Short label for a key (its unit goes with the value, see :func:`with_unit`)."""
-    return LABELS.get(key, (key.replace("_", " "), ""))[0]
+def readable(key: str, scope: str | None = None) -> str:
+    """Short label for a key reported by ``scope`` (a mechanism or curve name; its unit: :func:`with_unit`)."""
+    return _label(key, scope)[0]
 
 
 def param_text(value: Any) -> str:
