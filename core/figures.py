@@ -37,6 +37,8 @@ __all__ = [
     "sweep_errors",
     "estimate_scatter",
     "risk_utility_map",
+    "bound_bins",
+    "bound_histograms",
 ]
 
 
@@ -258,6 +260,83 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
     _base(fig, title, "true answer (records, log scale)", "estimated answer (records, log scale)", height=520)
     fig.update_xaxes(type="log", exponentformat="power")
     fig.update_yaxes(type="log", exponentformat="power")
+    return fig
+
+
+# ---------------------------------------------------------------- values against a bound
+#: values this close to their bound count as at the bound (c/|G| and |G|/prod|dom| carry float noise)
+BOUND_TOLERANCE = 1e-12
+#: colours of bars that meet a bound and of bars that break it
+MEETS, BREAKS = "#0072B2", "#D55E00"
+
+
+def bound_bins(values: np.ndarray, bound: float, bins: int = 40) -> tuple[np.ndarray, float, np.ndarray]:
+    """Right-closed bins with an edge on ``bound``: ``(left edges, width, counts)``.
+
+    Bin ``i`` holds the values in ``(left[i], left[i] + width]``, and
+    ``bound`` is a right edge, so a value equal to the bound (within
+    :data:`BOUND_TOLERANCE`) is counted in the bin ending at the bound and
+    reads as meeting it, never in a bar that straddles or lies past the
+    bound line.  About ``bins`` bins span the values and the bound; when
+    every value equals the bound the one bar ends at it.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    bound = float(bound)
+    v = np.where(np.abs(v - bound) <= BOUND_TOLERANCE, bound, v)
+    lo = min(float(v.min()), bound) if len(v) else bound
+    hi = max(float(v.max()), bound) if len(v) else bound
+    span = hi - lo
+    width = span / bins if span > 0 else (abs(bound) / 10 or 0.1)
+    # bin i (from below) covers (bound + (i - 1) w, bound + i w]; index i = ceil((v - bound) / w)
+    idx = np.ceil(np.round((v - bound) / width, 9)).astype(np.int64) if len(v) else np.zeros(0, np.int64)
+    first = int(idx.min()) if len(idx) else 0
+    last = int(idx.max()) if len(idx) else 0
+    first, last = min(first, 0), max(last, 0)  # the bins reach the bound from either side
+    counts = np.bincount(idx - first, minlength=last - first + 1)
+    left = bound + (np.arange(first, last + 1) - 1) * width
+    return left, width, counts
+
+
+def bound_histograms(presence: np.ndarray, association: np.ndarray, alpha: float, beta: float,
+                     title_suffix: str = "") -> go.Figure:
+    """Two histograms over groups, presence against α and association against β, binned on the bounds.
+
+    Bins are right-closed with an edge on each bound (:func:`bound_bins`):
+    a group exactly at the bound is drawn left of the dashed line, in the
+    colour of groups that meet it; only groups above the bound are drawn
+    right of the line, in the warning colour.
+    """
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(f"presence per group{title_suffix}",
+                                                        f"association per group{title_suffix}"))
+    shown: set[str] = set()
+    for col, (vals, bound, name) in enumerate(((presence, alpha, "α"), (association, beta, "β")), start=1):
+        left, width, counts = bound_bins(vals, bound)
+        above = left >= float(bound) - BOUND_TOLERANCE
+        for mask, colour, text in ((~above, MEETS, "groups meeting the bound"),
+                                   (above, BREAKS, "groups above the bound")):
+            keep = mask & (counts > 0)
+            if not keep.any():
+                continue
+            fig.add_trace(go.Bar(
+                x=(left[keep] + width / 2).tolist(), y=counts[keep].tolist(), width=width, marker_color=colour,
+                name=text, legendgroup=text, showlegend=text not in shown,
+                customdata=np.stack([left[keep], left[keep] + width], axis=1).tolist(),
+                hovertemplate=f"{name}: (%{{customdata[0]:.4g}}, %{{customdata[1]:.4g}}]<br>%{{y:,}} groups"
+                              f"<extra>{text}</extra>"), row=1, col=col)
+            shown.add(text)
+        fig.add_vline(x=float(bound), line={"color": TRUTH, "dash": "dash"},
+                      annotation_text=f"{name} = {float(bound):g}", row=1, col=col)
+        # plotly's autorange around a single narrow bar runs far below zero: fix the range to the bins
+        lo, hi = min(0.0, float(left[0])), max(float(left[-1]) + width, float(bound)) + width
+        fig.update_xaxes(range=[lo, hi], row=1, col=col)
+    fig.update_xaxes(title_text="Pr(t ∈ T), presence", row=1, col=1)
+    fig.update_xaxes(title_text="Pr((t, s) ∈ T | t ∈ T), association", row=1, col=2)
+    fig.update_yaxes(title_text="groups", row=1, col=1)
+    fig.update_layout(height=360, margin={"l": 60, "r": 20, "t": 40, "b": 40}, bargap=0,
+                      legend={"orientation": "h", "yanchor": "top", "y": -0.2, "x": 0})
     return fig
 
 

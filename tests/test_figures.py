@@ -1,0 +1,54 @@
+"""Figure builders (core/figures.py): bins on a bound, one colour per mechanism, the chosen setting on the map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import figures
+from core.figures import BOUND_TOLERANCE, bound_bins, bound_histograms
+
+
+def _brute_counts(values, left, width):
+    """Values in each right-closed bin (left, left + width], counted one by one."""
+    return np.array([sum(1 for v in values if a + 1e-12 < v <= a + width + 1e-12) for a in left])
+
+
+@pytest.mark.parametrize("values, bound", [
+    (np.full(2828, 0.1), 0.1),  # QA: every group at beta = 0.1 drew one bar over [0, 1], right of the line
+    (np.array([0.1, 0.1, 0.05, 0.02]), 0.1),
+    (np.array([0.3, 0.1, 0.683, 0.2, 0.1]), 0.1),  # Mondrian-like: most above
+    (np.array([0.0208, 0.0192, 0.0125, 0.1]), 0.1),
+    (np.array([1 / 3, 4 / 9]), 0.5),
+    (np.array([0.1 + 1e-15, 0.1 - 1e-15]), 0.1),  # float noise around the bound counts as at the bound
+])
+def test_bins_end_on_the_bound_and_count_every_value(values, bound):
+    left, width, counts = bound_bins(values, bound)
+    assert counts.sum() == len(values)
+    assert np.isclose(left, bound).any() or np.isclose(left + width, bound).any()
+    snapped = np.where(np.abs(values - bound) <= BOUND_TOLERANCE, bound, values)
+    np.testing.assert_array_equal(counts, _brute_counts(snapped, left, width))
+    at = np.abs(snapped - bound) <= BOUND_TOLERANCE
+    if at.any():
+        # the bin holding the values at the bound ends at the bound
+        i = int(np.flatnonzero(np.isclose(left + width, bound))[0])
+        assert counts[i] >= at.sum()
+
+
+def test_groups_at_the_bound_are_drawn_left_of_the_line_as_meeting_it():
+    fig = bound_histograms(np.full(50, 0.02), np.full(50, 0.1), 0.1, 0.1)
+    for trace in fig.data:
+        right = np.asarray(trace.x) + trace.width / 2
+        if trace.name == "groups meeting the bound":
+            assert (right <= 0.1 + 1e-12).all()
+    assert [t.name for t in fig.data] == ["groups meeting the bound"] * 2
+    assert all(sum(t.y) == 50 for t in fig.data)
+
+
+def test_groups_above_the_bound_are_drawn_right_of_the_line_in_the_warning_colour():
+    fig = bound_histograms(np.array([0.05, 0.2]), np.array([0.1, 0.5, 0.683]), 0.1, 0.1)
+    above = [t for t in fig.data if t.name == "groups above the bound"]
+    assert sum(sum(t.y) for t in above) == 3  # presence 0.2, association 0.5 and 0.683
+    for t in above:
+        assert (np.asarray(t.x) - t.width / 2 >= 0.1 - 1e-12).all()
+        assert t.marker.color == figures.BREAKS
