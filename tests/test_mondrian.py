@@ -133,6 +133,14 @@ def test_toy_presence_and_association(toy_release):
     assert p["groups_above_beta"] == 1  # 1/2 > 1/3: distinct diversity does not bound association
 
 
+def test_beta_help_does_not_promise_a_bound_the_release_breaks(toy_release):
+    # QA: the help said a guess is right "with chance about β or less"; on Adult at β = 0.1 every group
+    # exceeds β (largest 0.683), and here the women's group gives 1/2 at β = 1/3
+    beta = mechanisms.get("mondrian").param("beta")
+    assert toy_release.privacy["max_association"] > toy_release.params["beta"]
+    assert "or less" not in beta.help and "does not bound the association" in beta.help
+
+
 # ------------------------------------------------------------------ properties of the partition
 @settings(max_examples=40, deadline=None)
 @given(st.integers(10, 120), st.integers(1, 3), st.integers(1, 6), st.integers(1, 4), st.integers(0, 2**31 - 1))

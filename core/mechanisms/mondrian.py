@@ -340,8 +340,10 @@ class Mondrian(Mechanism):
                "records; queries are answered by assuming records are spread evenly inside each range.")
     order = 85
     params = (
-        Param("beta", "β", "Association bound as in Ambiguity: each group needs ℓ = ⌈1/β⌉ different sensitive "
-              "values, so a guess of someone's value is right with chance about β or less.",
+        Param("beta", "β", "Sets the diversity as Ambiguity's β does: each group needs ℓ = ⌈1/β⌉ different "
+              "sensitive values. Unlike Ambiguity, this does not bound the association: one value may fill most "
+              "of a group, so a guess of a member's value can be right far more often than β (the release "
+              "reports the largest share, max_association).",
               0.1, low=0.0, high=1.0, closed="right", step=0.005, safer="lower",
               presets=(0.025, 0.05, 0.1, 0.2, 0.25, 0.5), paper="seed 004 §9: 0.025, 0.05, 0.1"),
         Param("k", "k", "Smallest group: every published range holds at least k records (k-anonymity).",

@@ -26,7 +26,8 @@ def render(release: Release, data: Dataset) -> None:
     c1.metric("groups", f"{p['groups']:,}", help=f"{pub['levels']} rounds of median cuts.")
     c2.metric("smallest group (k)", f"{p['k_achieved']:,}", help=f"Every group has at least k = {k} records.")
     c3.metric("fewest distinct values (ℓ)", f"{p['l_achieved']:,}",
-              help=f"Every group holds at least ℓ = {l} different sensitive values (distinct ℓ-diversity).")
+              help=f"Every group holds at least ℓ = {l} different sensitive values (distinct ℓ-diversity). "
+                   "This counts values, not their shares: it does not cap how often one value occurs in a group.")
     c4.metric("largest presence", f"{p['max_presence']:.3f}",
               help="Seed 004 Theorem 1 on a generalized group: |G| / product of its range and set sizes, the "
                    "chance that a person whose QI values fall in the group's ranges is in the table.")
