@@ -7,8 +7,9 @@ with ``fig.to_html(include_plotlyjs="cdn")``.
 
 Conventions: every axis title carries its unit; a figure's title says what
 is drawn, the caption beside it (written by the caller) says what to look
-for.  Colours follow one qualitative palette in a fixed order, so a
-mechanism or a band keeps its colour from chart to chart.
+for.  Each mechanism has one fixed colour (:data:`MECHANISM_COLOURS`), the
+same in every figure and experiment; other series (bands, curves) take the
+qualitative palette in a fixed order.
 """
 
 from __future__ import annotations
@@ -26,10 +27,47 @@ PALETTE = (
 #: colour of the truth (the original table, the exact value)
 TRUTH = "#333333"
 
+#: one fixed colour per mechanism (registry name), used by every figure that colours by mechanism:
+#: Okabe-Ito's seven plus wine, dark yellow, indigo and brown (eleven mechanisms, ten palette colours).
+#: Related mechanisms get related hues only where they are told apart by name anyway (UP blue, RP sky).
+MECHANISM_COLOURS = {
+    "uniform": "#0072B2",
+    "reconstruction": "#56B4E9",
+    "sdr": "#D55E00",
+    "splu": "#E69F00",
+    "bucketization": "#CC79A7",
+    "anatomy": "#009E73",
+    "ambiguity": "#882255",
+    "priview": "#C4A000",
+    "dbr": "#999999",
+    "laplace": "#332288",
+    "mondrian": "#8C510A",
+}
+#: one marker per mechanism on the risk-utility map, so colour is not the only cue (the star marks a choice)
+MECHANISM_SYMBOLS = {
+    "uniform": "circle", "reconstruction": "circle-open", "sdr": "square", "splu": "diamond",
+    "bucketization": "triangle-up", "anatomy": "triangle-down", "ambiguity": "pentagon", "priview": "hexagon",
+    "dbr": "cross", "laplace": "x", "mondrian": "hourglass",
+}
+
+
+def mechanism_colour(key: str) -> str | None:
+    """The fixed colour of a mechanism given its registry name or its title (None if neither)."""
+    if key in MECHANISM_COLOURS:
+        return MECHANISM_COLOURS[key]
+    from .mechanisms import MECHANISMS
+
+    for name, mech in MECHANISMS.items():
+        if mech.title == key:
+            return MECHANISM_COLOURS.get(name)
+    return None
+
 _DASHES = {"dash", "dot", "dashdot", "longdash", "longdashdot", "solid"}
 
 __all__ = [
     "PALETTE",
+    "MECHANISM_COLOURS",
+    "mechanism_colour",
     "sa_distribution",
     "sa_before_after",
     "curve_figure",
@@ -184,13 +222,14 @@ def band_errors(bands: Sequence[str], errors: Mapping[str, Sequence[float | None
     """Grouped bars: mean relative error per band (x), one bar per mechanism.
 
     ``errors[mechanism][i]`` is the mean relative error of band ``bands[i]``
-    (``None`` when the band has no query).
+    (``None`` when the band has no query); a key that is a mechanism's name
+    or title gets the mechanism's fixed colour (:data:`MECHANISM_COLOURS`).
     """
     fig = go.Figure()
     for i, (name, values) in enumerate(errors.items()):
         y = np.array([np.nan if v is None else float(v) for v in values])
         fig.add_trace(go.Bar(
-            x=list(bands), y=y, name=name, marker_color=PALETTE[i % len(PALETTE)],
+            x=list(bands), y=y, name=name, marker_color=mechanism_colour(name) or PALETTE[i % len(PALETTE)],
             hovertemplate=f"{name}<br>%{{x}}: mean relative error %{{y:.3g}}<extra></extra>",
         ))
     fig.update_layout(barmode="group")
@@ -378,10 +417,12 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
                          f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
                          f"presence {p.presence:.3g}<br>large-count error {_num(p.large_error)}, "
                          f"small-count error {_num(p.small_error)}")
+        colour = MECHANISM_COLOURS.get(mech, PALETTE[k % len(PALETTE)])
         fig.add_trace(go.Scatter(
             x=[np.nan if v is None else v for v in xs], y=[np.nan if v is None else v for v in ys],
             mode="lines+markers", name=titles.get(mech, mech), customdata=idx,
-            marker={"color": PALETTE[k % len(PALETTE)], "size": 10}, line={"color": PALETTE[k % len(PALETTE)], "width": 1},
+            marker={"color": colour, "size": 10, "symbol": MECHANISM_SYMBOLS.get(mech, "circle")},
+            line={"color": colour, "width": 1},
             hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
         ))
     if front:

@@ -52,3 +52,61 @@ def test_groups_above_the_bound_are_drawn_right_of_the_line_in_the_warning_colou
     for t in above:
         assert (np.asarray(t.x) - t.width / 2 >= 0.1 - 1e-12).all()
         assert t.marker.color == figures.BREAKS
+
+
+# ------------------------------------------------------------------ one colour per mechanism
+def _point(mechanism, x, y, **params):
+    from core.risk import Point
+
+    return Point(mechanism, params, 0, 0.3, x, 0.1, 1.0, y, 0.5)
+
+
+def test_every_mechanism_has_its_own_colour():
+    from core.mechanisms import MECHANISMS
+
+    assert set(figures.MECHANISM_COLOURS) == set(MECHANISMS)
+    colours = [c.lower() for c in figures.MECHANISM_COLOURS.values()]
+    assert len(set(colours)) == len(colours)
+    assert figures.TRUTH.lower() not in colours  # the truth / Pareto front stays apart from every mechanism
+    for name, mech in MECHANISMS.items():
+        assert figures.mechanism_colour(name) == figures.mechanism_colour(mech.title)
+
+
+def test_map_and_band_errors_colour_a_mechanism_alike_whatever_the_order():
+    from core.mechanisms import MECHANISMS
+
+    names = list(MECHANISMS)
+    points = [_point(n, 1 + i / 10, 0.1 + i / 100) for i, n in enumerate(names)]
+    titles = {n: MECHANISMS[n].title for n in names}
+    on_map = {t.name: t.marker.color for t in figures.risk_utility_map(points, titles=titles).data}
+    # the Query error page and the report key band errors by title, in the order the user chose
+    bars = {t.name: t.marker.color
+            for t in figures.band_errors(["a"], {titles[n]: [0.5] for n in reversed(names)}).data}
+    for n in names:
+        assert on_map[titles[n]] == bars[titles[n]] == figures.MECHANISM_COLOURS[n]
+    assert len(set(on_map.values())) == len(names)  # QA: UP and Mondrian were both blue on the map
+
+
+def test_seed004_colours_are_the_mechanisms_colours():
+    from core.experiments import seed004
+
+    assert seed004.COLOURS == {"PriView": figures.MECHANISM_COLOURS["priview"],
+                               "Ambiguity": figures.MECHANISM_COLOURS["ambiguity"],
+                               "Mondrian": figures.MECHANISM_COLOURS["mondrian"]}
+
+
+def test_seed002_colours_pp_up_and_anatomy_as_the_mechanisms():
+    # QA: PP and UP swapped colours between the Query error chart and the error-against-L figure
+    from core.experiments import seed002
+
+    assert seed002.COLOURS["PP"] == figures.MECHANISM_COLOURS["sdr"]
+    assert seed002.COLOURS["UP"] == figures.MECHANISM_COLOURS["uniform"]
+    assert seed002.COLOURS["Ana"] == figures.MECHANISM_COLOURS["anatomy"]
+
+
+@pytest.mark.xfail(strict=True, reason="core/experiments/seed003.py (not ours) colours Anatomy PALETTE[3], "
+                   "bucketization's colour; it should use figures.mechanism_colour('anatomy')")
+def test_seed003_colours_anatomy_as_the_mechanism():
+    from core.experiments import seed003
+
+    assert seed003.COLOURS["Anatomy"] == figures.MECHANISM_COLOURS["anatomy"]

@@ -31,7 +31,7 @@ import plotly.graph_objects as go
 from .. import mechanisms
 from ..errors import WorkbenchError
 from ..evaluate import Evaluation, evaluate_release
-from ..figures import PALETTE
+from ..figures import PALETTE, mechanism_colour
 from ..params import Param
 from ..table import Dataset
 from ..workloads.seed004 import parse_list, seed004, seed004_attrs
@@ -40,7 +40,7 @@ from . import Experiment, ExperimentResult
 __all__ = ["EXPERIMENTS", "run_three", "order_caption", "group_size_figure"]
 
 LABELS = {"priview": "PriView", "ambiguity": "Ambiguity", "mondrian": "Mondrian"}
-COLOURS = {"PriView": PALETTE[2], "Ambiguity": PALETTE[0], "Mondrian": PALETTE[1]}
+COLOURS = {label: mechanism_colour(name) for name, label in LABELS.items()}  # as in every other figure
 
 ALPHA = Param("alpha", "α", "Presence bound of Ambiguity and PriView.", 0.1, low=0, high=1, closed="right",
               step=0.01, safer="lower", paper="seed 004 §9: 0.1")
