@@ -22,7 +22,7 @@ MECHANISMS.md section 5.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -37,7 +37,7 @@ from ..table import Dataset
 from ..workloads.seed004 import parse_list, seed004, seed004_attrs
 from . import Experiment, ExperimentResult
 
-__all__ = ["EXPERIMENTS", "run_three", "order_caption", "group_size_figure"]
+__all__ = ["EXPERIMENTS", "run_three", "order_caption", "above_one_share", "group_size_figure"]
 
 LABELS = {"priview": "PriView", "ambiguity": "Ambiguity", "mondrian": "Mondrian"}
 COLOURS = {label: mechanism_colour(name) for name, label in LABELS.items()}  # as in every other figure
@@ -86,6 +86,7 @@ def run_three(data: Dataset, alpha: float, beta: float, k: int, workload, seed: 
             "max presence": p.get("max_presence"),
             "max association": p.get("max_association"),
             "unplaced records": p.get("unplaced", 0),
+            "unplaced share": (p.get("unplaced") or 0) / data.n if data.n else 0.0,
         }
     return out, info
 
@@ -96,42 +97,117 @@ def _mean(ev: Evaluation, member: np.ndarray | None = None) -> float | None:
     return float(err[sel].mean()) if sel.any() else None
 
 
-def order_caption(means: dict[str, float | None], info: dict[str, dict], what: str) -> str:
-    """Whether the paper's order PriView <= Ambiguity < Mondrian holds here, and why not if it does not."""
+ORDER = "PriView ≤ Ambiguity < Mondrian"
+
+
+def _breaks(have: Mapping[str, float | None]) -> list[str]:
+    """How the paper's order fails among the given means (empty when it holds or cannot be checked)."""
+    p, a, m = (have.get(k) for k in ("PriView", "Ambiguity", "Mondrian"))
+    out = []
+    if p is not None and a is not None and p > a + 1e-12:
+        out.append(f"PriView {p:.3f} above Ambiguity {a:.3f}")
+    if a is not None and m is not None and m <= a:
+        out.append(f"Mondrian {m:.3f} {'below' if m < a else 'equal to'} Ambiguity {a:.3f}")
+    return out
+
+
+def above_one_share(ev: Evaluation) -> float | None:
+    """Share of the total relative error carried by cells off by more than their count (error > 1).
+
+    With estimates that are never negative, an error above 1 means an
+    estimate above twice the true count: an undercount (records left out
+    of the release) errs by at most 1.
+    """
+    err = ev.relative_error
+    err = err[np.isfinite(err)]
+    total = float(err.sum())
+    return float(err[err > 1].sum() / total) if total > 0 else None
+
+
+def order_caption(means: dict[str, float | None], info: dict[str, dict], what: str,
+                  bands: Mapping[str, Mapping[str, float | None]] | None = None,
+                  above_one: Mapping[str, float | None] | None = None) -> str:
+    """Whether the paper's order PriView <= Ambiguity < Mondrian holds here, per band, and why not.
+
+    ``bands`` maps each band (bar group of the figure) to the mechanisms' means
+    there; a band where the order fails is named even when it holds over all
+    cells.  ``info`` (from :func:`run_three`) gives the records each release
+    left unplaced; ``above_one`` (:func:`above_one_share`) how much of a
+    mean above 1 comes from overestimated cells.
+    """
     have = {k: v for k, v in means.items() if v is not None}
     if len(have) < 3:
         missing = [k for k in ("PriView", "Ambiguity", "Mondrian") if k not in have]
         return (f"Only {', '.join(have) or 'no mechanism'} ran ({', '.join(missing)} skipped: see the notes), so "
-                "the paper's order PriView ≤ Ambiguity < Mondrian cannot be checked here.")
+                f"the paper's order {ORDER} cannot be checked here.")
     shown = ", ".join(f"{k} {v:.3f}" for k, v in sorted(have.items(), key=lambda kv: kv[1]))
-    holds = have["PriView"] <= have["Ambiguity"] + 1e-12 and have["Ambiguity"] < have["Mondrian"]
     text = f"Mean relative error per query {what}: {shown}. "
-    if holds:
-        return text + "The paper's order PriView ≤ Ambiguity < Mondrian holds on this table."
-    why = []
+    failing = {band: _breaks(v) for band, v in (bands or {}).items()}
+    failing = {band: b for band, b in failing.items() if b}
+    per_band = "; ".join(f"{band}: {', '.join(b)}" for band, b in failing.items())
+    if not _breaks(have):
+        text += f"The paper's order {ORDER} holds over all cells"
+        if failing:
+            text += f" but not in every band ({per_band})."
+        else:
+            text += " and in every band." if bands else " on this table."
+    else:
+        why = []
+        if have["Mondrian"] <= have["Ambiguity"]:
+            g_m = info.get("Mondrian", {}).get("mean group size")
+            g_a = info.get("Ambiguity", {}).get("mean group size")
+            if g_m and g_a and g_m < g_a:
+                why.append(f"Mondrian's groups are smaller here ({g_m:.0f} vs {g_a:.0f} records on average), so "
+                           "its ranges are narrow")
+            elif g_m and g_a:
+                why.append(f"Ambiguity's groups are smaller ({g_a:.0f} vs {g_m:.0f} records on average) but "
+                           "built differently")
+            why.append("Ambiguity draws each record of a group from a different sensitive value and picks the "
+                       "records that add the most new QI values (to lower presence), so a group spreads over "
+                       "unrelated QI values and its estimate treats every combination of them as equally likely, "
+                       "while Mondrian's groups are boxes of similar records")
+            why.append("Theorem 3 compares Ambiguity with a generalization of the same groups, not with "
+                       "Mondrian's own partition")
+        if have["PriView"] > have["Ambiguity"]:
+            why.append("PriView keeps only one QI with the sensitive values; when the query's attributes are not "
+                       "that one, it splits the group's count like Ambiguity over more combinations")
+        text += f"The paper's order {ORDER} does not hold here: " + "; ".join(why) + "."
+        if failing and len(failing) < len(bands or {}):
+            text += f" Per band it fails at {per_band}."
+    return text + _unplaced_sentence(info) + _above_one_sentence(have, above_one or {})
+
+
+def _unplaced_sentence(info: dict[str, dict]) -> str:
+    """Records Ambiguity and PriView left out of their releases, as a count and a share of the table."""
+    left: dict[tuple[int, float], list[str]] = {}
     for k in ("Ambiguity", "PriView"):
-        unplaced = info.get(k, {}).get("unplaced records") or 0
-        if unplaced:
-            why.append(f"{k} left {unplaced:,} records unplaced, so its estimates miss their counts")
-    if have["Mondrian"] <= have["Ambiguity"]:
-        g_m = info.get("Mondrian", {}).get("mean group size")
-        g_a = info.get("Ambiguity", {}).get("mean group size")
-        if g_m and g_a and g_m < g_a:
-            why.append(f"Mondrian's groups are smaller here ({g_m:.0f} vs {g_a:.0f} records on average), so its "
-                       "ranges are narrow")
-        elif g_m and g_a:
-            why.append(f"Ambiguity's groups are smaller ({g_a:.0f} vs {g_m:.0f} records on average) but built "
-                       "differently")
-        why.append("Ambiguity draws each record of a group from a different sensitive value and picks the records "
-                   "that add the most new QI values (to lower presence), so a group spreads over unrelated QI "
-                   "values and its estimate treats every combination of them as equally likely, while Mondrian's "
-                   "groups are boxes of similar records")
-        why.append("Theorem 3 compares Ambiguity with a generalization of the same groups, not with Mondrian's "
-                   "own partition")
-    if have["PriView"] > have["Ambiguity"]:
-        why.append("PriView keeps only one QI with the sensitive values; when the query's attributes are not "
-                   "that one, it splits the group's count like Ambiguity over more combinations")
-    return text + "The paper's order PriView ≤ Ambiguity < Mondrian does not hold here: " + "; ".join(why) + "."
+        n = int(info.get(k, {}).get("unplaced records") or 0)
+        if n:
+            left.setdefault((n, float(info[k].get("unplaced share") or 0.0)), []).append(k)
+    if not left:
+        return ""
+    parts = [f"{' and '.join(names)} {'leave' if len(names) > 1 else 'leaves'} {n:,} records ({share:.1%} of "
+             "the table) in no group" for (n, share), names in left.items()]
+    return (" " + "; ".join(parts) + ": their estimates miss those records, so cells on those records' "
+            "sensitive values are undercounted (an undercount errs by at most 1).")
+
+
+def _above_one_sentence(have: Mapping[str, float], above_one: Mapping[str, float | None]) -> str:
+    """Where a mean above 1 comes from: cells estimated at more than twice their count."""
+    big = [(k, above_one.get(k)) for k, v in have.items() if v > 1 and above_one.get(k) is not None]
+    if not big:
+        return ""
+    named = [f"{share:.0%} of {k}'s" for k, share in big]
+    shares = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    return (f" Means above 1 come from overestimates: cells estimated at more than twice their true count carry "
+            f"{shares} total error (a group's count is spread evenly over the QI values it covers, so cells "
+            "holding few records receive too much).")
+
+
+def _by_band(series: dict[str, list[float | None]]) -> list[dict[str, float | None]]:
+    """``{mechanism: [mean per band]}`` turned into one ``{mechanism: mean}`` per band."""
+    n = max((len(v) for v in series.values()), default=0)
+    return [{k: v[i] for k, v in series.items()} for i in range(n)]
 
 
 def _bars(title: str, x: list[str], x_label: str, series: dict[str, list[float | None]]) -> go.Figure:
@@ -200,7 +276,8 @@ def _vs_selectivity(data: Dataset, s: dict[str, Any], progress=None) -> Experime
                "grouped, selects that share")
         notes.append(f"{int(far.sum())} of {len(shares)} GROUP BYs could not reach their target share within 25% "
                      f"({why}); the closest share was used (column 'share selected').")
-    caption = order_caption(means, info, "over all cells")
+    caption = order_caption(means, info, "over all cells", dict(zip(labels, _by_band(series))),
+                            {k: above_one_share(ev) for k, ev in res.items() if isinstance(ev, Evaluation)})
     return ExperimentResult(
         figures=[("Error against selectivity (seed 004 Fig. 13(a))",
                   _bars(f"PriView vs Ambiguity vs Mondrian, {data.name}, α = {s['alpha']:g}, β = {s['beta']:g}",
@@ -234,7 +311,8 @@ def _vs_attrs(data: Dataset, s: dict[str, Any], progress=None) -> ExperimentResu
     series = {k: [_mean(ev, m) for m in wl.membership] for k, ev in res.items() if isinstance(ev, Evaluation)}
     rows = [{"mechanism": k, **{f"{d} attributes": v for d, v in zip(attrs, ys)}} for k, ys in series.items()]
     means = {k: (_mean(ev) if isinstance(ev, Evaluation) else None) for k, ev in res.items()}
-    caption = order_caption(means, info, "over all cells")
+    caption = order_caption(means, info, "over all cells", dict(zip([b.name for b in wl.bands], _by_band(series))),
+                            {k: above_one_share(ev) for k, ev in res.items() if isinstance(ev, Evaluation)})
     return ExperimentResult(
         figures=[("Error against the number of attributes (seed 004 Fig. 13(b))",
                   _bars(f"PriView vs Ambiguity vs Mondrian, {data.name}, α = {s['alpha']:g}, β = {s['beta']:g}",
