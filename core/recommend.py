@@ -26,7 +26,7 @@ release with the stated seed).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -57,12 +57,36 @@ SETTINGS = (
 )
 
 
+OWNER = "the recommender"
+#: Goals field -> the declared setting whose range it must respect
+_GOAL_SETTINGS = {"small_privacy": "small_privacy", "large_error": "large_error",
+                  "large_selectivity": "selectivity", "max_lift": "max_lift"}
+
+
 @dataclass(frozen=True)
 class Goals:
+    """A steward's targets; each is checked against its declared range in :data:`SETTINGS` (None = no target).
+
+    >>> Goals(small_privacy=2)
+    Traceback (most recent call last):
+    ...
+    core.errors.ParameterError: The 'small_privacy' parameter of the recommender must be a number in [0, 1]. Got 2.0.
+    """
+
     small_privacy: float | None = 0.6  # min share of small counts off by >= 30%
     large_error: float | None = 0.10  # max mean relative error of large counts
     large_selectivity: float = 0.01  # ... counting queries of at least this selectivity
     max_lift: float | None = 1.5  # max inference lift over the global mode
+
+    def __post_init__(self):
+        declared = {p.name: p for p in SETTINGS}
+        for attr, name in _GOAL_SETTINGS.items():
+            value = getattr(self, attr)
+            if value is None and declared[name].optional:
+                continue
+            # the declared Param is optional ("empty = no target"); a value given must lie in its range
+            checked = replace(declared[name], optional=False).validate(value, OWNER)
+            object.__setattr__(self, attr, checked)
 
     @classmethod
     def from_settings(cls, values: Mapping[str, Any]) -> "Goals":

@@ -61,3 +61,32 @@ def test_laplace_small_count_privacy_is_exact():
     rng = np.random.default_rng(0)
     noise = rng.laplace(0, 1 / math.log(3), 400_000)
     assert np.mean(np.abs(noise) > 3) == pytest.approx(1 / 27, abs=0.002)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("small_privacy", 2), ("small_privacy", -0.1), ("small_privacy", float("nan")), ("large_error", 0),
+    ("large_error", 11), ("max_lift", 20), ("max_lift", 0.1), ("large_selectivity", 0.5),
+])
+def test_targets_out_of_range_are_refused(field, value):
+    # QA: --small-privacy 2 ran and printed "at least 200% chance"
+    from core.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="parameter of the recommender must be"):
+        Goals(**{field: value})
+
+
+def test_goals_accept_their_declared_ranges_and_no_target():
+    g = Goals(small_privacy=None, large_error=None, max_lift=None)
+    assert g.describe() == []
+    assert Goals(small_privacy=1, large_error=10, max_lift=0.5, large_selectivity=0.05).small_privacy == 1.0
+    for p in recommend.SETTINGS[2:]:
+        assert p.default is None or p.contains(p.default)
+
+
+def test_cli_refuses_a_target_out_of_range_in_one_line():
+    from test_cli import run_inprocess
+
+    proc = run_inprocess("recommend", "adult", "--sensitive", "occupation", "--small-privacy", "2")
+    assert proc.returncode == 2 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'small_privacy'" in lines[0] and "[0, 1]" in lines[0]
