@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .params import Param
+from .params import Param, format_value
 from .risk import Point, SMALL_SUM_TOLERANCE, Targets, sweep_points
 from .table import Dataset
 from .workload import Workload
@@ -125,6 +125,8 @@ class Recommendation:
     binding: str | None = None  # the target that fails (nearest miss) or is closest to failing
     tried: int = 0
     skipped: list[str] = field(default_factory=list)
+    #: what the targets do not capture about this setting (e.g. a budget spent per answer), or None
+    caveat: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         from .release import jsonable
@@ -132,6 +134,7 @@ class Recommendation:
         return jsonable({
             "mechanism": self.mechanism,
             "meets_targets": self.meets,
+            "caveat": self.caveat,
             "params": dict(self.point.params) if self.point else None,
             "binding_target": self.binding,
             "checks": [c.__dict__ for c in self.checks],
@@ -198,6 +201,26 @@ def _check(target: str, value: float | None, limit: float, higher: bool, source:
     return Check(target, value, limit, ok, gap, source)
 
 
+def per_answer_budget(mechanism: str, params: Mapping[str, Any] | None = None) -> str | None:
+    """The caveat of a mechanism that answers queries one by one (``publishes == "answers"``), else None.
+
+    Its privacy parameter (Laplace's ε) is the budget of *each* answer: k
+    answers about the same people spend up to k times it (sequential
+    composition), while the map and the targets measure one answer at a
+    time.  Said wherever such a setting is put forward.
+    """
+    from . import mechanisms
+
+    mech = mechanisms.get(mechanism)
+    if mech.publishes != "answers":
+        return None
+    sym = mech.param(mech.main_param).symbol if mech.main_param else "the budget"
+    value = (params or {}).get(mech.main_param) if mech.main_param else None
+    at = f"{sym} = {format_value(value)}" if value is not None else sym
+    return (f"{at} is per answer: k answers about the same people spend up to k·{sym} (sequential "
+            "composition); the map and the targets measure each answer on its own.")
+
+
 def choose(points: Sequence[Point], goals: Goals, data: Dataset, mechanism: str,
            skipped: Sequence[str] = ()) -> Recommendation:
     """The best point of one mechanism for ``goals`` (or its nearest miss)."""
@@ -210,11 +233,13 @@ def choose(points: Sequence[Point], goals: Goals, data: Dataset, mechanism: str,
         p, c = min(good, key=lambda pc: (pc[0].large_error if pc[0].large_error is not None else math.inf))
         # closest to failing: the smallest margin among the met targets
         margins = [(abs((x.value or 0) - x.limit) / max(abs(x.limit), 1e-12), x.target) for x in c]
-        return Recommendation(mechanism, p, c, True, min(margins)[1] if margins else None, len(mine), list(skipped))
+        return Recommendation(mechanism, p, c, True, min(margins)[1] if margins else None, len(mine), list(skipped),
+                              per_answer_budget(mechanism, p.params))
     p, c = min(scored, key=lambda pc: (max(x.shortfall for x in pc[1]),
                                        pc[0].large_error if pc[0].large_error is not None else math.inf))
     binding = max(c, key=lambda x: x.shortfall).target
-    return Recommendation(mechanism, p, c, False, binding, len(mine), list(skipped))
+    return Recommendation(mechanism, p, c, False, binding, len(mine), list(skipped),
+                          per_answer_budget(mechanism, p.params))
 
 
 def recommend(data: Dataset, names: Sequence[str], goals: Goals, workload: Workload, targets: Targets,

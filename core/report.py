@@ -22,6 +22,7 @@ from .bounds import BOUNDS
 from .errors import WorkbenchError
 from .evaluate import evaluate_release
 from .release import jsonable
+from .recommend import per_answer_budget
 from .risk import pareto, sweep_points, targets
 from .table import Dataset
 from .workload import seed000
@@ -173,9 +174,12 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     if points:
         front = pareto(points)
         titles = {n: mechanisms.get(n).title for n in names}
+        per_answer = "".join(f" {titles[m]} on the front: {note}"
+                             for m in dict.fromkeys(points[i].mechanism for i in front)
+                             if (note := per_answer_budget(m)) is not None)
         parts.append(fig(figures.risk_utility_map(points, front, titles=titles),
                          "Lower left is better on both axes. The dashed line joins the settings no other "
-                         "setting beats on both risk and error (the Pareto front)."))
+                         "setting beats on both risk and error (the Pareto front)." + per_answer))
         rows = [{"mechanism": titles[p.mechanism], "parameters": ", ".join(f"{k}={_fmt(v)}" for k, v in p.params.items()),
                  "inference accuracy": _fmt(p.inference_accuracy, 3), "lift": _fmt(p.inference_lift, 3),
                  "small counts within 30%": _fmt(p.small_sum_disclosure, 3), "presence": _fmt(p.presence, 3),

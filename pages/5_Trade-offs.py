@@ -9,7 +9,7 @@ from core import figures
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
 from core.params import resolve
-from core.recommend import SETTINGS, Goals, choose
+from core.recommend import SETTINGS, Goals, choose, per_answer_budget
 from core.report import build as build_report
 from core.risk import pareto
 from pages import ui
@@ -142,10 +142,14 @@ titles = {n: MECHANISMS[n].title for n in MECHANISMS}
 fig = figures.risk_utility_map(points, front, risk_key, util_key, titles, log_y=log_y)
 event = st.plotly_chart(fig, key="chart_map", on_select="rerun", selection_mode="points")
 mode = data.sa_counts.max() / data.n
+per_answer = {titles[m]: note for m in dict.fromkeys(points[i].mechanism for i in front)
+              if (note := per_answer_budget(m)) is not None}
 st.caption(
     "Lower left is better on both axes: little for an adversary to learn, accurate large counts. Follow a "
-    "mechanism's line to see what its parameter trades. Settings on the dashed front are the only ones worth "
-    f"choosing. Inference lift 1 = no better than always guessing the most common value "
+    "mechanism's line to see what its parameter trades. On the dashed front are the settings no other measured "
+    "setting beats on both axes. "
+    + "".join(f"{md(t)} on the front: {md(note)} " for t, note in per_answer.items())
+    + f"Inference lift 1 = no better than always guessing the most common value "
     f"({number(mode)} of the records); click a point for its details.")
 
 rows = []
@@ -190,6 +194,9 @@ else:
               else f"{selected.small_sum_disclosure:.1%}")
     m4.metric("large-count error", "n/a" if selected.large_error is None else f"{selected.large_error:.3g}")
     st.dataframe(pd.DataFrame(selected.bands), hide_index=True, key="to_detail_bands")
+    budget = per_answer_budget(selected.mechanism, selected.params)
+    if budget:
+        st.info(md(budget), icon="ℹ️")
 
     def _open(name=selected.mechanism, params=dict(selected.params)):
         ss[state.MECH] = name
@@ -216,7 +223,8 @@ recs.sort(key=lambda r: (not r.meets, r.point.large_error if r.point and r.point
 rec_rows = []
 for r in recs:
     row = {"mechanism": titles[r.mechanism],
-           "setting": ", ".join(f"{k} = {param_text(v)}" for k, v in r.point.params.items()) or "no parameters",
+           "setting": (", ".join(f"{k} = {param_text(v)}" for k, v in r.point.params.items()) or "no parameters")
+           + (" (per answer)" if r.caveat else ""),
            "meets all targets": "yes" if r.meets else "no",
            "binding target": r.binding or ""}
     for c in r.checks:
@@ -229,6 +237,9 @@ st.caption("✓ met, ✗ missed. 'analytical (exact)' values come from the paper
            "map are considered: add sweep values above to search finer.")
 if goals.describe():
     st.caption("Targets: " + "; ".join(goals.describe()) + ".")
+for r in recs:
+    if r.caveat:
+        st.caption(f"**{md(titles[r.mechanism])}**: {md(r.caveat)}")
 
 # ------------------------------------------------------------------ report
 st.header("Report for a review meeting")

@@ -6,6 +6,8 @@ import pytest
 
 from conftest import app, charts, no_exception
 
+from core.mechanisms import MECHANISMS
+
 PAGE = "pages/5_Trade-offs.py"
 FEW = ["uniform", "laplace", "dbr"]
 
@@ -46,6 +48,19 @@ def test_recommender_follows_its_targets():
     recs2 = strict.dataframe[-1].value
     assert (recs2["meets all targets"] == "no").all()
     assert set(recs2["binding target"]) <= {"small counts", "large counts", "inference lift"}
+
+
+def test_laplace_is_said_to_be_per_answer_where_it_is_put_forward():
+    at = measured()
+    table = at.dataframe[0].value
+    front = set(table.loc[table["on the front"], "mechanism"])
+    map_caption = next(c.value for c in at.caption if c.value.startswith("Lower left is better"))
+    laplace = MECHANISMS["laplace"].title
+    assert ("per answer" in map_caption) == (laplace in front)
+    recs = at.dataframe[-1].value.set_index("mechanism")
+    assert recs.loc[laplace, "setting"].endswith("(per answer)")
+    assert not recs.loc[MECHANISMS["uniform"].title, "setting"].endswith("(per answer)")
+    assert any("k·ε" in c.value and "Laplace" in c.value for c in at.caption)
 
 
 def test_link_round_trip():

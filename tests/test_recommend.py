@@ -90,3 +90,20 @@ def test_cli_refuses_a_target_out_of_range_in_one_line():
     assert proc.returncode == 2 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "'small_privacy'" in lines[0] and "[0, 1]" in lines[0]
+
+
+def test_a_per_answer_budget_is_said_wherever_laplace_is_put_forward():
+    from core.mechanisms import MECHANISMS
+
+    note = recommend.per_answer_budget("laplace", {"epsilon": 2.0})
+    assert note.startswith("ε = 2 is per answer") and "k·ε" in note
+    # only mechanisms that answer queries one by one spend their budget per answer
+    assert [n for n in MECHANISMS if recommend.per_answer_budget(n)] == \
+        [n for n, m in MECHANISMS.items() if m.publishes == "answers"] == ["laplace"]
+    points = [risk.Point("laplace", {"epsilon": e}, 0, 0.2, 1.0, 0.05, 1.0, 0.01 / e, 0.5) for e in (0.1, 2.0)]
+    rec = recommend.choose(points, Goals(small_privacy=None, large_error=None, max_lift=None), None, "laplace")
+    assert rec.meets and rec.point.params == {"epsilon": 2.0}
+    assert rec.caveat == note and rec.to_json()["caveat"] == note
+    up = recommend.choose([risk.Point("uniform", {"p": 0.5}, 0, 0.2, 1.0, 0.05, 1.0, 0.01, 0.5)],
+                          Goals(small_privacy=None, max_lift=None), None, "uniform")
+    assert up.caveat is None
