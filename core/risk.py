@@ -162,6 +162,13 @@ def measure_release(data: Dataset, release: Release, workload: Workload, t: Targ
     )
 
 
+def setting_text(params: Mapping[str, Any]) -> str:
+    """A setting as the pages and the CLI write it: ``rho2 = 1/6, delta = 0.05`` (``no parameters`` if empty)."""
+    from .params import format_value
+
+    return ", ".join(f"{k} = {format_value(v)}" for k, v in params.items()) or "no parameters"
+
+
 def measure(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, workload: Workload, t: Targets,
             seed: int = 0) -> Point:
     release = mechanisms.sanitize(data, mechanism, raw, seed)
@@ -192,7 +199,7 @@ def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Tar
         try:
             points.append(measure(data, name, raw, workload, t, seed))
         except WorkbenchError as exc:
-            skipped.append(f"{mechanisms.get(name).title} at {raw}: {exc}")
+            skipped.append(f"{mechanisms.get(name).title} at {setting_text(raw)}: {exc}")
     if progress:
         progress(1.0, "done")
     return points, skipped

@@ -11,7 +11,7 @@ from core.mechanisms import MECHANISMS
 from core.params import resolve
 from core.recommend import SETTINGS, Goals, choose, per_answer_budget
 from core.report import build as build_report
-from core.risk import pareto
+from core.risk import pareto, setting_text
 from pages import ui
 from pages.ui import cached, state
 from pages.ui.fmt import md, number, param_text
@@ -109,11 +109,11 @@ for i, (name, params) in enumerate(jobs):
         values = mech.resolve(params)
         ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
         if not ok:
-            skipped.append(f"{mech.title}: {message}")
+            skipped.append(f"{mech.title} at {setting_text(params)}: {message}")
             continue
         points.append(cached.point(data, data.key, name, cached.items(values), seed, queries, records))
     except WorkbenchError as exc:
-        skipped.append(f"{mech.title}: {exc}")
+        skipped.append(f"{mech.title} at {setting_text(params)}: {exc}")
 bar.empty()
 done.add(run_key)
 if skipped:
@@ -155,7 +155,7 @@ st.caption(
 rows = []
 for i, p in enumerate(points):
     rows.append({"mechanism": titles[p.mechanism],
-                 "setting": ", ".join(f"{k} = {param_text(v)}" for k, v in p.params.items()) or "no parameters",
+                 "setting": setting_text(p.params),
                  "inference accuracy": p.inference_accuracy, "lift (×)": p.inference_lift,
                  "small counts within 30%": p.small_sum_disclosure, "presence": p.presence,
                  "large-count error": p.large_error, "small-count error": p.small_error,
@@ -223,8 +223,7 @@ recs.sort(key=lambda r: (not r.meets, r.point.large_error if r.point and r.point
 rec_rows = []
 for r in recs:
     row = {"mechanism": titles[r.mechanism],
-           "setting": (", ".join(f"{k} = {param_text(v)}" for k, v in r.point.params.items()) or "no parameters")
-           + (" (per answer)" if r.caveat else ""),
+           "setting": setting_text(r.point.params) + (" (per answer)" if r.caveat else ""),
            "meets all targets": "yes" if r.meets else "no",
            "binding target": r.binding or ""}
     for c in r.checks:

@@ -63,6 +63,18 @@ def test_laplace_is_said_to_be_per_answer_where_it_is_put_forward():
     assert any("k·ε" in c.value and "Laplace" in c.value for c in at.caption)
 
 
+def test_left_out_settings_name_their_values():
+    # QA: on toy-ambiguity the list held four identical "Small domain randomization (PP): ..." lines
+    at = app(PAGE, query={"data": "toy-ambiguity", "to": "sdr", "to.queries": "100", "to.records": "100"})
+    at.button(key="w_to_run").click().run()
+    no_exception(at)
+    text = next(w.value for w in at.warning if "Left out" in w.value)
+    lines = [line[2:] for line in text.splitlines() if line.startswith("- ")]
+    sdr = MECHANISMS["sdr"]
+    assert len(lines) >= 2 and len(set(lines)) == len(lines)
+    assert all(f" at {sdr.main_param} = " in line for line in lines)
+
+
 def test_link_round_trip():
     at = measured({"to.max_lift": "2"})
     link = dict(at.query_params)

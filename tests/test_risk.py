@@ -88,3 +88,16 @@ def test_pareto_front_matches_brute_force(pairs):
     for i, (x, y) in enumerate(pairs):
         dominated = any(xj <= x and yj <= y and (xj < x or yj < y) for j, (xj, yj) in enumerate(pairs) if j != i)
         assert (i in front) == (not dominated)
+
+
+def test_settings_left_out_of_a_sweep_name_their_values():
+    from core.table import load_dataset
+
+    data = load_dataset("toy-ambiguity")
+    w = seed000(data, queries=20, seed=0)
+    t = risk.targets(data, records=8, seed=0)
+    points, skipped = risk.sweep_points(data, ["sdr"], w, t, sweeps={"sdr": [1 / 6, 0.25]})
+    assert not points
+    assert [s.split(":")[0] for s in skipped] == ["Small domain randomization (PP) at rho2 = 1/6",
+                                                  "Small domain randomization (PP) at rho2 = 0.25"]
+    assert risk.setting_text({}) == "no parameters"
