@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import pandas as pd
 import streamlit as st
 
@@ -19,6 +22,41 @@ from pages.ui.params import param_inputs
 
 ui.page_setup("Trade-offs", "⚖️")
 ss = st.session_state
+FROM_LINK = "wb_to_from_link"
+if FROM_LINK not in ss:  # the page's first run in this session: were its settings in the link?
+    ss[FROM_LINK] = "to" in st.query_params
+#: measured settings kept for every session (points are aggregates; the key holds the table's content hash)
+KEPT = 4096
+
+
+@st.cache_resource(ttl=cached.TTL, show_spinner=False)
+def _results() -> dict:
+    """``{"lock", "outcomes"}``: job key -> ("point", Point) or ("skipped", message), oldest first."""
+    return {"lock": threading.Lock(), "outcomes": OrderedDict()}
+
+
+def _job_key(data_key: str, name: str, params: dict, seed: int, queries: int, records: int) -> tuple:
+    return (data_key, name, tuple(sorted((k, param_text(v)) for k, v in params.items())), seed, queries, records)
+
+
+def _measure(data, name: str, params: dict, seed: int, queries: int, records: int) -> tuple[str, object]:
+    """One setting: its Point, or why it was left out (a sentence naming the setting)."""
+    mech = MECHANISMS[name]
+    try:
+        values = mech.resolve(params)
+        ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
+        if not ok:
+            return "skipped", f"{mech.title} at {setting_text(params)}: {message}"
+        return "point", cached.point(data, data.key, name, cached.items(values), seed, queries, records)
+    except WorkbenchError as exc:
+        return "skipped", f"{mech.title} at {setting_text(params)}: {exc}"
+
+
+def _remember(results: dict, key: tuple, outcome: tuple) -> None:
+    with results["lock"]:
+        results["outcomes"][key] = outcome
+        while len(results["outcomes"]) > KEPT:
+            results["outcomes"].popitem(last=False)
 st.title("Trade-offs: which mechanism, which setting?")
 st.markdown(
     "The mechanisms promise different things (ρ₁-ρ₂, small-sum error, (λ, δ), F'-privacy, α/β, ε). To compare "
@@ -91,31 +129,35 @@ if not jobs:
     st.info("Choose at least one mechanism to put on the map.")
     st.stop()
 
-run_key = (data.key, tuple(map(str, jobs)), queries, records, seed)
-done = ss.setdefault("wb_tradeoff_done", set())
-if not (st.button("Measure every setting", type="primary", key="w_to_run") or run_key in done):
-    st.caption(f"{len(jobs)} settings to measure on {data.n:,} records. Each is sanitized once (seed {seed}), "
-               f"answers {queries:,} queries and is attacked on {records:,} sampled records; results are "
-               "kept, so only new settings cost time.")
+results = _results()
+keys = [_job_key(data.key, name, params, seed, queries, records) for name, params in jobs]
+known = sum(k in results["outcomes"] for k in keys)
+# every setting measured before (in any session, for this table and these settings): draw without the button
+if not (st.button("Measure every setting", type="primary", key="w_to_run") or known == len(jobs)):
+    have = f" ({known} already measured)" if known else ""
+    if ss.get(FROM_LINK):
+        st.caption(f"The link's settings are loaded: {len(jobs)} settings on {data.n:,} records{have}; "
+                   "'Measure every setting' measures them.")
+    else:
+        st.caption(f"{len(jobs)} settings to measure on {data.n:,} records{have}. Each is sanitized once (seed "
+                   f"{seed}), answers {queries:,} queries and is attacked on {records:,} sampled records; results "
+                   "are kept, so only new settings cost time.")
     st.stop()
+ss[FROM_LINK] = False
 
 points, skipped = [], []
-bar = st.progress(0.0, text="Measuring…")
-for i, (name, params) in enumerate(jobs):
+bar = st.progress(0.0, text="Measuring…") if known < len(jobs) else None
+for i, ((name, params), key) in enumerate(zip(jobs, keys)):
     mech = MECHANISMS[name]
-    bar.progress(i / len(jobs), text=f"{mech.title} at {', '.join(f'{k} = {number(v)}' for k, v in params.items())} "
-                                     f"({i + 1} of {len(jobs)})…")
-    try:
-        values = mech.resolve(params)
-        ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
-        if not ok:
-            skipped.append(f"{mech.title} at {setting_text(params)}: {message}")
-            continue
-        points.append(cached.point(data, data.key, name, cached.items(values), seed, queries, records))
-    except WorkbenchError as exc:
-        skipped.append(f"{mech.title} at {setting_text(params)}: {exc}")
-bar.empty()
-done.add(run_key)
+    outcome = results["outcomes"].get(key)
+    if outcome is None:
+        bar.progress(i / len(jobs), text=f"{mech.title} at {setting_text(params)} ({i + 1} of {len(jobs)})…")
+        outcome = _measure(data, name, params, seed, queries, records)
+        _remember(results, key, outcome)
+    kind, value = outcome
+    (points if kind == "point" else skipped).append(value)
+if bar is not None:
+    bar.empty()
 if skipped:
     # one box, not one per setting: a sweep past a table's limits can skip many settings
     st.warning(f"Left out, not eligible on this table ({len(skipped)} setting{'s' * (len(skipped) != 1)}):\n\n"

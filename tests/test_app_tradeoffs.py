@@ -82,6 +82,19 @@ def test_link_round_trip():
     again = app(PAGE, query=link)
     no_exception(again)
     assert again.multiselect(key="w_to_mechs").value == FEW
+    # QA: every point was measured already, yet the map waited for the button: now it is drawn at once
+    assert "chart_map" in charts(again)
+    assert again.dataframe[0].value.equals(at.dataframe[0].value)
+
+
+def test_a_link_with_settings_not_measured_yet_says_the_button_measures_them():
+    at = app(PAGE, query={"to": "uniform,laplace", "to.queries": "300", "to.records": "300"})
+    no_exception(at)
+    assert "chart_map" not in charts(at)
+    assert any(c.value.startswith("The link's settings are loaded") for c in at.caption)
+    at.button(key="w_to_run").click().run()
+    no_exception(at)
+    assert "chart_map" in charts(at)
 
 
 def test_report_button_offers_a_download():
