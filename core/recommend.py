@@ -47,8 +47,11 @@ SETTINGS = (
     Param("small_privacy", "P_small", "Target: at least this chance that a small count (1-10) is off by 30% or "
           "more. Empty = no target.", 0.6, low=0, high=1, optional=True, step=0.05, safer="higher",
           paper="issue example: 60%"),
-    Param("large_error", "E_large", "Target: mean relative error of large counts at most this. Empty = no target.",
-          0.10, low=0, high=10, closed="right", optional=True, step=0.01, safer="higher", paper="issue example: 10%"),
+    Param("large_error", "E_large", "Target: mean relative error of large counts at most this (0.1 = 10%). "
+          "Empty = no target.", 0.10, low=0, high=10, closed="right", optional=True, step=0.01, safer="higher",
+          paper="issue example: 10%",
+          # errors span three decades: steps that a linear 0.01-10 slider cannot hit
+          presets=(0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0)),
     Param("selectivity", "s", "Large counts are queries answering at least this share of the table.", 0.01,
           low=0.005, high=0.05, step=0.005, paper="issue example: 1%"),
     Param("max_lift", "L_max", "Target: the adversary's accuracy at most this many times that of always guessing "

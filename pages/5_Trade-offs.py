@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -50,6 +51,32 @@ def _measure(data, name: str, params: dict, seed: int, queries: int, records: in
         return "point", cached.point(data, data.key, name, cached.items(values), seed, queries, records)
     except WorkbenchError as exc:
         return "skipped", f"{mech.title} at {setting_text(params)}: {exc}"
+
+
+def _target_inputs(params, stored: dict) -> dict:
+    """The recommender's targets: an optional target is a "set a target" checkbox, then its value.
+
+    ``param_inputs`` reads an optional parameter's checkbox as "derive it
+    automatically", which is right for a mechanism's p and wrong here,
+    where empty means no target; the value widget is ``param_inputs`` on
+    the declared Param made required (its presets, range and help).
+    """
+    raw = {}
+    for col, p in zip(st.columns(len(params)), params):
+        with col:
+            if p.optional:
+                on_key = f"w_to_goal_{p.name}__on"
+                state.seed_widget(on_key, stored.get(p.name, p.default) is not None, lambda v: isinstance(v, bool))
+                if not st.checkbox(f"set a target for {p.symbol}", key=on_key,
+                                   help=f"{p.help}\n\nTicked: recommended settings must meet this target. "
+                                        "Unticked: no target."):
+                    raw[p.name] = None
+                    st.caption(f"{p.symbol} ({p.name}): no target.")
+                    continue
+            start = stored.get(p.name)
+            start = p.default if start is None else start
+            raw.update(param_inputs([replace(p, optional=False)], {p.name: start}, "to_goal", columns=1))
+    return raw
 
 
 def _remember(results: dict, key: tuple, outcome: tuple) -> None:
@@ -252,7 +279,7 @@ st.header("Recommend a setting")
 st.markdown("State what the release must achieve; the workbench returns, per mechanism, the measured setting "
             "that meets every target with the most accurate large counts, or the nearest miss and the target "
             "that binds.")
-goal_raw = param_inputs(SETTINGS[2:], stored, "to_goal", columns=4)
+goal_raw = _target_inputs(SETTINGS[2:], stored)
 stored.update(goal_raw)
 state.sync_url()
 try:

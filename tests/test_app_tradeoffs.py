@@ -75,6 +75,26 @@ def test_left_out_settings_name_their_values():
     assert all(f" at {sdr.main_param} = " in line for line in lines)
 
 
+def test_recommender_targets_are_on_or_off_and_e_large_takes_presets():
+    at = measured()
+    labels = [c.label for c in at.checkbox]
+    # QA: the checkbox read "derive P_small automatically" where it means "no target"
+    assert not any("derive" in label for label in labels)
+    assert {"set a target for P_small", "set a target for E_large", "set a target for L_max"} <= set(labels)
+    at.checkbox(key="w_to_goal_small_privacy__on").uncheck().run()
+    no_exception(at)
+    recs = at.dataframe[-1].value
+    assert "small counts" not in recs.columns and "large counts" in recs.columns
+    assert at.query_params["to.small_privacy"] == "auto"
+    # E_large: 5% and 10% are steps of its scale, not two points on a linear 0.01-10 slider
+    e_large = at.select_slider(key="w_to_goal_large_error")
+    assert {"0.05", "0.1"} <= set(e_large.options)
+    e_large.set_value(0.05).run()
+    no_exception(at)
+    assert at.query_params["to.large_error"] == "0.05"
+    assert any("mean error below 5%" in c.value for c in at.caption)
+
+
 def test_link_round_trip():
     at = measured({"to.max_lift": "2"})
     link = dict(at.query_params)
