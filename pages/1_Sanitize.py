@@ -62,8 +62,8 @@ def _new_seed():
 
 s1, s2, _ = st.columns([1, 1, 2])
 with s1:
-    state.seed_widget("w_seed", int(ss[state.SEED]), lambda v: isinstance(v, int))
-    seed = st.number_input("Seed (whole number)", min_value=0, max_value=2**31 - 1, step=1, key="w_seed",
+    state.seed_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
+    seed = st.number_input("Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed",
                            help="Same table, parameters and seed give the same release; the manifest records it.")
 with s2:
     st.write("")

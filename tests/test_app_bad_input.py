@@ -91,3 +91,54 @@ def test_two_sessions_with_different_uploads_never_see_each_others_data():
             at.switch_page(page).run()
             text = " ".join(str(df.value.to_dict()) for df in at.dataframe)
             assert mine in text and other not in text
+
+
+# ------------------------------------------------------------------ link values never replaced silently
+def _link_notes(at) -> str:
+    from conftest import plain
+
+    return " ".join(plain(w.value) for w in at.warning)
+
+
+@pytest.mark.parametrize("query, words, kept", [
+    # a seed the Sanitize page cannot show (it used to become 0)
+    ({"seed": "-3"}, ["Ignored from the link", "seed", "Got -3"], {"wb_seed": 1}),
+    ({"seed": "99999999999"}, ["Ignored from the link", "seed"], {"wb_seed": 1}),
+    # workload settings without wl= apply to the current workload, checked against its range (used to become 5000)
+    ({"wl.queries": "999999"}, ["Ignored from the link", "'queries'", "999999"], {}),
+    # a column the table does not have (used to fall back silently)
+    ({"sa": "nosuch"}, ["Ignored from the link", "'nosuch'", "'occupation' is used"], {"wb_sa": "occupation"}),
+    ({"data": "foo", "sa": "foo"}, ["'foo', which is not a bundled sample", "sensitive attribute 'foo'"],
+     {"wb_sa": "occupation"}),
+    ({"qi": "age,nosuch"}, ["Ignored from the link", "'nosuch' (no such column)", "the QIs used are age"],
+     {"wb_qi": ("age",)}),
+    ({"qi": "age,occupation"}, ["'occupation'", "is the sensitive attribute"], {"wb_qi": ("age",)}),
+    # a key nothing reads: another mechanism's parameter, a typo
+    ({"mech": "sdr", "gamma": "5", "sede": "3"}, ["Ignored from the link", "gamma=5", "sede=3"], {}),
+    ({"data": "adult:500"}, ["Ignored from the link", "':500'", "fixed size"], {}),
+])
+def test_every_link_value_not_used_as_given_is_reported(query, words, kept):
+    at = app(query=query)
+    no_exception(at)
+    text = _link_notes(at)
+    for word in words:
+        assert word in text, (word, text)
+    for key, value in kept.items():
+        assert at.session_state[key] == value
+
+
+def test_workload_settings_without_wl_apply_to_the_current_workload():
+    at = app("pages/3_Query_error.py", query={"wl.queries": "400", "cmp": "uniform"})
+    no_exception(at)
+    assert not at.warning, [w.value for w in at.warning]
+    assert at.number_input(key="w_wl_seed000_queries").value == 400
+    assert at.query_params["wl.queries"] == "400"
+
+
+def test_a_clean_link_gives_no_note():
+    at = app("pages/1_Sanitize.py", query={"data": "adult", "sa": "occupation", "qi": "age,sex", "mech": "splu",
+                                           "gamma": "4", "seed": "0", "bound": "splu-utility", "bound.gamma": "10",
+                                           "wl": "seed000", "wl.queries": "600", "cmp": "splu,anatomy"})
+    no_exception(at)
+    assert not at.warning, [w.value for w in at.warning]
+    assert at.session_state["wb_seed"] == 0

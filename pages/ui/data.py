@@ -65,7 +65,12 @@ def current_table() -> Table:
 
 
 def columns_for(table: Table) -> tuple[str, tuple[str, ...]]:
-    """The stored SA/QIs if they fit ``table``, else its defaults (and store those)."""
+    """The stored SA/QIs where they fit ``table``, else its defaults (and store what is used).
+
+    A stored SA that is not a column gives way to the table's default SA;
+    stored QIs that are not columns (or are the SA) are dropped, and the
+    table's default QIs are used only when none is left.
+    """
     ss = st.session_state
     cols = table.columns
     sa, qi = ss.get(state.SA), ss.get(state.QI)
@@ -75,11 +80,44 @@ def columns_for(table: Table) -> tuple[str, tuple[str, ...]]:
     d_sa, d_qi = _defaults(table)
     if sa not in cols:
         sa = d_sa
-    qi = tuple(c for c in qi if c in cols and c != sa) if qi and all(c in cols for c in qi) else ()
+    qi = tuple(dict.fromkeys(c for c in qi if c in cols and c != sa))
     if not qi:
         qi = tuple(c for c in d_qi if c != sa) or tuple(c for c in cols if c != sa)
     ss[state.SA], ss[state.QI] = sa, qi
     return sa, qi
+
+
+def link_column_notes() -> list[str]:
+    """Notes for the SA/QI columns a shared link named that the table does not have (checked once).
+
+    :func:`pages.ui.state.restore` cannot check them: the table is loaded
+    only afterwards.  Returns "Ignored from the link: ..." sentences naming
+    what is used instead; nothing when the table itself cannot be loaded
+    (the page says why).
+    """
+    ss = st.session_state
+    asked = ss.pop(state.LINK_COLUMNS, None)
+    if not asked:
+        return []
+    try:
+        table = current_table()
+    except TableProblem:
+        return []
+    cols = table.columns
+    sa, qi = columns_for(table)
+    label = table_label()
+    notes = []
+    if "sa" in asked and asked["sa"] != sa:
+        notes.append(f"Ignored from the link: the sensitive attribute '{asked['sa']}' is not a column of "
+                     f"{label}; '{sa}' is used.")
+    if "qi" in asked:
+        dropped = [c for c in asked["qi"] if c not in qi]
+        if dropped:
+            why = ", ".join(f"'{c}'" + ("" if c in cols else " (no such column)") for c in dropped)
+            notes.append(f"Ignored from the link: QI column{'s' if len(dropped) > 1 else ''} {why} of {label}"
+                         + (f" ('{sa}' is the sensitive attribute)" if sa in dropped else "")
+                         + f"; the QIs used are {', '.join(qi)}.")
+    return notes
 
 
 def _defaults(table: Table) -> tuple[str, tuple[str, ...]]:

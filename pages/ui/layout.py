@@ -7,7 +7,7 @@ import streamlit as st
 from core.mechanisms import MECHANISMS
 
 from . import state
-from .data import TableProblem, current_dataset, table_label
+from .data import TableProblem, current_dataset, link_column_notes, table_label
 from .fmt import md
 from .params import summary
 
@@ -19,7 +19,7 @@ def page_setup(title: str, icon: str) -> None:
     """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
     state.init()
-    notes = st.session_state.get(state.URL_NOTES) or []
+    notes = [*(st.session_state.get(state.URL_NOTES) or []), *link_column_notes()]
     for note in notes:
         st.warning(md(note))
     if notes:

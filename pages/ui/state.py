@@ -67,12 +67,18 @@ QUERY = "wb_query"
 TRADEOFF = "wb_tradeoff"
 URL_RESTORED = "wb_url_restored"
 URL_NOTES = "wb_url_notes"
+#: the SA/QI columns a link named, checked against the table by :func:`pages.ui.data.link_column_notes`
+LINK_COLUMNS = "wb_link_columns"
 
 DEFAULT_SAMPLE = "adult"
 DEFAULT_SEED = 1
+#: seeds the Sanitize page accepts (``core.mechanisms.fresh_seed`` draws 31 bits)
+MAX_SEED = 2**31 - 1
 
 #: query-parameter names used for the shared state (mechanism parameters use their own names)
 RESERVED = {"data", "sa", "qi", "mech", "seed", "bound", "wl", "cmp", "to"}
+#: query parameters owned by one page (the Guided tour's ``step``) or by Streamlit itself (``embed``)
+OTHER_KEYS = {"step", "embed", "embed_options"}
 
 
 def _first_mechanism() -> str:
@@ -207,17 +213,32 @@ def sync_url() -> None:
         st.query_params.from_dict(wanted)
 
 
+def valid_seed(value: Any) -> bool:
+    """A release seed the Sanitize page can show: a whole number from 0 to :data:`MAX_SEED`."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED
+
+
 def restore(query: Mapping[str, Any]) -> list[str]:
-    """Load shared state from query parameters; return one note per value that was ignored."""
+    """Load shared state from query parameters; return one note per value that is not used as given.
+
+    Every key of the link is either used exactly as written or named in a
+    note ("Ignored from the link: ..."), never silently replaced: values
+    outside their declared range, unknown names, settings of a workload or
+    curve the link does not name (they apply to the current one), and keys
+    no page reads.  The SA and QI columns can only be checked once the
+    table is loaded: they are kept in :data:`LINK_COLUMNS` for
+    :func:`pages.ui.data.link_column_notes`.
+    """
     ss = st.session_state
     notes: list[str] = []
     q = {k: (v[-1] if isinstance(v, list) else str(v)) for k, v in query.items()}
     if not q:
         return notes
+    used: set[str] = set(RESERVED) | OTHER_KEYS
     if "data" in q:
         spec = q["data"]
         if samples.is_sample(spec):
-            name, _, size = spec.partition(":")
+            name, sep, size = spec.partition(":")
             name = name.strip().lower()
             sample = _sample(name)
             ss[SOURCE] = "sample"
@@ -229,13 +250,28 @@ def restore(query: Mapping[str, Any]) -> list[str]:
                 else:
                     notes.append(f"The link's table size '{size}' is not a whole number of rows from 1 to "
                                  f"{samples.MAX_SIZE:,}; the default size is used.")
+            elif sample is not None and not sample.sized and sep:
+                notes.append(f"Ignored from the link: the size ':{size}' of '{name}', a table of fixed size "
+                             "(only census:N and hospital:N take a size).")
         else:
             notes.append(f"The link names the table '{spec}', which is not a bundled sample "
                          "(uploaded tables cannot be shared in a link); load it on the Home page.")
-    if q.get("sa"):
-        ss[SA] = q["sa"]
-    if q.get("qi"):
-        ss[QI] = tuple(c for c in q["qi"].split(",") if c)
+    link_columns: dict[str, Any] = {}
+    if "sa" in q:
+        if q["sa"]:
+            ss[SA] = q["sa"]
+            link_columns["sa"] = q["sa"]
+        else:
+            notes.append("Ignored from the link: an empty sensitive attribute (sa=).")
+    if "qi" in q:
+        qi = tuple(c for c in q["qi"].split(",") if c)
+        if qi:
+            ss[QI] = qi
+            link_columns["qi"] = qi
+        else:
+            notes.append("Ignored from the link: an empty list of QI columns (qi=).")
+    if link_columns:
+        ss[LINK_COLUMNS] = link_columns
     if "mech" in q:
         if q["mech"] in MECHANISMS:
             ss[MECH] = q["mech"]
@@ -247,6 +283,7 @@ def restore(query: Mapping[str, Any]) -> list[str]:
         values = mech_params(mech)
         for p in MECHANISMS[mech].params:
             if p.name in q and p.name not in RESERVED:
+                used.add(p.name)
                 try:
                     values[p.name] = p.parse(q[p.name], mech)
                 except WorkbenchError as exc:
@@ -254,40 +291,51 @@ def restore(query: Mapping[str, Any]) -> list[str]:
         set_mech_params(mech, values)
     if "seed" in q:
         try:
-            ss[SEED] = int(q["seed"])
+            seed = int(q["seed"].strip())
         except ValueError:
-            notes.append(f"Ignored from the link: the seed must be a whole number. Got {q['seed']}.")
-    if "bound" in q:
-        name = q["bound"]
+            seed = None
+        if seed is not None and valid_seed(seed):
+            ss[SEED] = seed
+        else:
+            notes.append(f"Ignored from the link: the seed must be a whole number from 0 to {MAX_SEED:,}. "
+                         f"Got {q['seed']}.")
+    # curve settings (bound.*) apply to the curve the link names, else to the current one
+    bound_keys = [k for k in q if k.startswith("bound.")]
+    if "bound" in q and q["bound"] not in BOUNDS:
+        notes.append(f"The link names the curve '{q['bound']}', which this workbench does not have.")
+    elif "bound" in q or bound_keys:
+        name = q.get("bound") or ss.get(BOUND)
         if name in BOUNDS:
             ss[BOUND] = name
             values = bound_params(name)
             for p in BOUNDS[name].params:
                 key = f"bound.{p.name}"
                 if key in q:
+                    used.add(key)
                     try:
                         values[p.name] = p.parse(q[key], f"bound {name}")
                     except WorkbenchError as exc:
                         notes.append(f"Ignored from the link: {exc}")
             set_bound_params(name, values)
-        else:
-            notes.append(f"The link names the curve '{name}', which this workbench does not have.")
-    if "wl" in q:
+    # workload settings (wl.*) apply to the workload the link names, else to the current one
+    wl_keys = [k for k in q if k.startswith("wl.")]
+    if "wl" in q and q["wl"] not in WORKLOADS:
+        notes.append(f"The link names the workload '{q['wl']}'; choose one of: {', '.join(WORKLOADS)}.")
+    elif "wl" in q or wl_keys:
         settings = query_settings()
-        kind = q["wl"]
+        kind = q.get("wl") or settings.get("kind") or next(iter(WORKLOADS), "")
         if kind in WORKLOADS:
             settings["kind"] = kind
             values = dict(settings.setdefault("settings", {}).get(kind, {}))
             for p in WORKLOADS[kind].params:
                 key = f"wl.{p.name}"
                 if key in q:
+                    used.add(key)
                     try:
                         values[p.name] = p.parse(q[key], f"workload {kind}")
                     except WorkbenchError as exc:
                         notes.append(f"Ignored from the link: {exc}")
             settings["settings"][kind] = values
-        else:
-            notes.append(f"The link names the workload '{kind}'; choose one of: {', '.join(WORKLOADS)}.")
     if "cmp" in q:
         chosen = [c for c in q["cmp"].split(",") if c]
         unknown = [c for c in chosen if c not in MECHANISMS]
@@ -300,6 +348,7 @@ def restore(query: Mapping[str, Any]) -> list[str]:
     for p in SETTINGS:
         key = f"to.{p.name}"
         if key in q:
+            used.add(key)
             try:
                 t.setdefault("settings", {})[p.name] = p.parse(q[key], "the trade-offs page")
             except WorkbenchError as exc:
@@ -310,4 +359,9 @@ def restore(query: Mapping[str, Any]) -> list[str]:
         if unknown:
             notes.append(f"Ignored from the link: no mechanism named {', '.join(unknown)}.")
         t["mechanisms"] = [c for c in chosen if c in MECHANISMS]
+    unread = [k for k in q if k not in used]
+    if unread:
+        owner = MECHANISMS[mech].title if mech in MECHANISMS else "the current mechanism"
+        notes.append(f"Ignored from the link: {', '.join(f'{k}={q[k]}' for k in unread)} (not a parameter of "
+                     f"{owner}, of the current curve or workload, nor a setting any page reads).")
     return notes
