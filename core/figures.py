@@ -392,13 +392,24 @@ UTILITY_MEASURES = {
 }
 
 
+def _point_hover(p, title: str) -> str:
+    params = ", ".join(f"{key} = {_short(v)}" for key, v in p.params.items())
+    return (f"<b>{title}</b><br>{params or 'no parameters'}<br>"
+            f"inference accuracy {p.inference_accuracy:.1%} (lift {p.inference_lift:.2f}×)<br>"
+            f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
+            f"presence {p.presence:.3g}<br>large-count error {_num(p.large_error)}, "
+            f"small-count error {_num(p.small_error)}")
+
+
 def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "inference_lift",
                      utility: str = "large_error", titles: Mapping[str, str] | None = None,
-                     log_y: bool = True) -> go.Figure:
+                     log_y: bool = True, chosen=None) -> go.Figure:
     """One trace per mechanism along its parameter sweep; the Pareto front as a dashed line.
 
     ``points`` are :class:`core.risk.Point`; hover shows the parameters and
     every measure.  Points towards the lower left are better on both axes.
+    ``chosen`` (a Point, e.g. the setting a report is about, which need not
+    be on any sweep) is drawn as a large star with its own legend entry.
     """
     titles = titles or {}
     fig = go.Figure()
@@ -408,15 +419,7 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
     for k, (mech, idx) in enumerate(by_mech.items()):
         xs = [getattr(points[i], risk) for i in idx]
         ys = [getattr(points[i], utility) for i in idx]
-        hover = []
-        for i in idx:
-            p = points[i]
-            params = ", ".join(f"{key} = {_short(v)}" for key, v in p.params.items())
-            hover.append(f"<b>{titles.get(mech, mech)}</b><br>{params or 'no parameters'}<br>"
-                         f"inference accuracy {p.inference_accuracy:.1%} (lift {p.inference_lift:.2f}×)<br>"
-                         f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
-                         f"presence {p.presence:.3g}<br>large-count error {_num(p.large_error)}, "
-                         f"small-count error {_num(p.small_error)}")
+        hover = [_point_hover(points[i], titles.get(mech, mech)) for i in idx]
         colour = MECHANISM_COLOURS.get(mech, PALETTE[k % len(PALETTE)])
         fig.add_trace(go.Scatter(
             x=[np.nan if v is None else v for v in xs], y=[np.nan if v is None else v for v in ys],
@@ -431,6 +434,18 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
         fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto front (best trade-offs)",
                                  line={"color": TRUTH, "dash": "dash", "width": 2, "shape": "hv"},
                                  hoverinfo="skip"))
+    if chosen is not None:
+        x, y = getattr(chosen, risk), getattr(chosen, utility)
+        title = titles.get(chosen.mechanism, chosen.mechanism)
+        params = ", ".join(f"{key} = {_short(v)}" for key, v in chosen.params.items()) or "no parameters"
+        fig.add_trace(go.Scatter(
+            x=[np.nan if x is None else x], y=[np.nan if y is None else y], mode="markers",
+            name=f"chosen setting: {title} at {params}",
+            marker={"symbol": "star", "size": 22, "color": MECHANISM_COLOURS.get(chosen.mechanism, TRUTH),
+                    "line": {"color": TRUTH, "width": 1.5}},
+            hovertext=["<b>chosen setting</b><br>" + _point_hover(chosen, title)],
+            hovertemplate="%{hovertext}<extra></extra>",
+        ))
     _base(fig, "Risk against utility: every mechanism along its main parameter",
           RISK_MEASURES.get(risk, risk), UTILITY_MEASURES.get(utility, utility) + (" (log scale)" if log_y else ""),
           height=560)

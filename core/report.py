@@ -23,15 +23,17 @@ from .errors import WorkbenchError
 from .evaluate import evaluate_release
 from .release import jsonable
 from .recommend import per_answer_budget
-from .risk import pareto, sweep_points, targets
+from .risk import measure_release, pareto, setting_text, sweep_points, targets
 from .table import Dataset
 from .workload import seed000
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.8em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left}
-th{background:#f4f4f4}.cap{color:#555;font-size:.92em;margin:.2em 0 1.5em}pre{background:#f7f7f7;padding:1em;overflow:auto;font-size:.85em}
+.wide{max-width:100%;overflow-x:auto}table{border-collapse:collapse;margin:.5em 0}
+td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;overflow-wrap:break-word}
+th{background:#f4f4f4}.cap{color:#555;font-size:.92em;margin:.2em 0 1.5em}
+pre{background:#f7f7f7;padding:1em;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere}
 .note{background:#eef5fb;border-left:4px solid #0072B2;padding:.5em 1em}.warn{background:#fff4e5;border-left:4px solid #D55E00;padding:.5em 1em}
 """
 
@@ -41,7 +43,20 @@ def _e(value: Any) -> str:
 
 
 def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, border=0, na_rep="–")
+    # long cells wrap (CSS); a table still wider than the page scrolls in its own box, the page never does
+    table = frame.to_html(index=False, escape=True, border=0, na_rep="–")
+    return f'<div class="wide">{table}</div>'
+
+
+class _Sections:
+    """Numbered section headings; a section left out (no curves for this mechanism) leaves no gap."""
+
+    def __init__(self):
+        self.number = 0
+
+    def __call__(self, title: str) -> str:
+        self.number += 1
+        return f"<h2>{self.number}. {_e(title)}</h2>"
 
 
 class _Figures:
@@ -75,6 +90,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     names = [mechanism, *compare]
     say = progress or (lambda f, t: None)
     fig = _Figures()
+    section = _Sections()
     parts: list[str] = []
     now = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
     parts.append(f"<h1>Privacy-utility report: {_e(mech.title)} on {_e(data.name)}</h1>")
@@ -84,7 +100,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
 
     # ---------------------------------------------------------------- table
     say(0.05, "Table summary")
-    parts.append("<h2>1. The table</h2>")
+    parts.append(section("The table"))
     summary = pd.DataFrame([
         {"item": "table", "value": data.name}, {"item": "content hash", "value": data.content_hash},
         {"item": "records used", "value": f"{data.n:,}"},
@@ -100,7 +116,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     # ---------------------------------------------------------------- release
     say(0.15, "Sanitizing")
     release = mechanisms.sanitize(data, mechanism, raw, seed)
-    parts.append(f"<h2>2. The release: {_e(mech.title)}</h2><p>{_e(mech.summary)}</p>"
+    parts.append(section(f"The release: {mech.title}") + f"<p>{_e(mech.summary)}</p>"
                  f"<p class='cap'>Source: {_e(mech.paper)}.</p>")
     params = pd.DataFrame([{"parameter": p.name, "symbol": p.symbol,
                             "value": _fmt(release.params.get(p.name)), "meaning": p.help} for p in mech.params])
@@ -119,7 +135,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     # ---------------------------------------------------------------- bounds
     wanted = relevant_bounds(mechanism)
     if wanted:
-        parts.append("<h2>3. What the papers guarantee</h2>")
+        parts.append(section("What the papers guarantee"))
         for name in wanted:
             bound = BOUNDS[name]
             try:
@@ -131,7 +147,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     # ---------------------------------------------------------------- query error
     say(0.3, "Answering the query workload")
     workload = seed000(data, queries=queries, seed=seed)
-    parts.append("<h2>4. Query error</h2>")
+    parts.append(section("Query error"))
     parts.append(f"<p class='cap'>{len(workload):,} count queries (seed 000's generator, seed {seed}); relative "
                  "error |estimate − true| / true, averaged per band.</p>")
     evals, skipped = {}, []
@@ -145,13 +161,15 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
         parts.append(f"<p class='warn'>Left out: {_e(s)}</p>")
     if evals:
         band_names = [b.name for b in workload.bands]
-        table = {"band": band_names, "queries": [b["queries"] for b in next(iter(evals.values())).bands()]}
-        errors = {}
+        counts = [b["queries"] for b in next(iter(evals.values())).bands()]
+        errors, rows = {}, []
         for name, ev in evals.items():
             title = mechanisms.get(name).title
             errors[title] = [b["mean_relative_error"] for b in ev.bands()]
-            table[title] = [_fmt(v, 3) for v in errors[title]]
-        parts.append(_table(pd.DataFrame(table)))
+            # one row per mechanism (eleven long titles as columns ran 1,684 px wide)
+            rows.append({"mechanism": title, **{f"{band}, {q:,} queries": _fmt(v, 3)
+                                                for band, q, v in zip(band_names, counts, errors[title])}})
+        parts.append(_table(pd.DataFrame(rows)))
         parts.append(fig(figures.band_errors(band_names, errors),
                          "High bars on the small-count band protect individuals; low bars on the selectivity "
                          "bands mean useful large counts. Compared mechanisms run at their default parameters."))
@@ -166,20 +184,26 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     t = targets(data, records=records, seed=seed)
     points, not_eligible = sweep_points(data, names, workload, t, seed,
                                         progress=lambda f, s: say(0.55 + 0.4 * f, s))
-    parts.append("<h2>5. Risk against utility</h2>")
+    parts.append(section("Risk against utility"))
     parts.append("<p class='cap'>Every mechanism along its main parameter, attacked the same way from the "
                  "published data only: the adversary guesses each sampled record's sensitive value from its "
                  f"micro group ({len(t.truth):,} records sampled); lift = accuracy / share of the most common "
                  "value.</p>")
+    chosen = None
+    if mechanism in evals:  # the release this report is about, measured like the map's points
+        chosen = measure_release(data, release, workload, t, evals[mechanism])
     if points:
         front = pareto(points)
         titles = {n: mechanisms.get(n).title for n in names}
         per_answer = "".join(f" {titles[m]} on the front: {note}"
                              for m in dict.fromkeys(points[i].mechanism for i in front)
                              if (note := per_answer_budget(m)) is not None)
-        parts.append(fig(figures.risk_utility_map(points, front, titles=titles),
+        star = ("" if chosen is None else
+                f" The star is the setting this report is about ({setting_text(chosen.params)}): lift "
+                f"{_fmt(chosen.inference_lift, 3)}, large-count error {_fmt(chosen.large_error, 3)}.")
+        parts.append(fig(figures.risk_utility_map(points, front, titles=titles, chosen=chosen),
                          "Lower left is better on both axes. The dashed line joins the settings no other "
-                         "setting beats on both risk and error (the Pareto front)." + per_answer))
+                         "setting beats on both risk and error (the Pareto front)." + star + per_answer))
         rows = [{"mechanism": titles[p.mechanism], "parameters": ", ".join(f"{k}={_fmt(v)}" for k, v in p.params.items()),
                  "inference accuracy": _fmt(p.inference_accuracy, 3), "lift": _fmt(p.inference_lift, 3),
                  "small counts within 30%": _fmt(p.small_sum_disclosure, 3), "presence": _fmt(p.presence, 3),
