@@ -256,6 +256,9 @@ else:
     mech = MECHANISMS[selected.mechanism]
     st.markdown(f"**{md(mech.title)}** at " + md(", ".join(f"{k} = {param_text(v)}" for k, v in selected.params.items())
                                                   or "its only setting"))
+    budget = per_answer_budget(selected.mechanism, selected.params)
+    if budget:
+        st.info(md(budget), icon="ℹ️")
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("inference accuracy", f"{selected.inference_accuracy:.1%}")
     m2.metric("lift over the most common value", f"{selected.inference_lift:.2f}×")
@@ -263,9 +266,6 @@ else:
               else f"{selected.small_sum_disclosure:.1%}")
     m4.metric("large-count error", "n/a" if selected.large_error is None else f"{selected.large_error:.3g}")
     st.dataframe(pd.DataFrame(selected.bands), hide_index=True, key="to_detail_bands")
-    budget = per_answer_budget(selected.mechanism, selected.params)
-    if budget:
-        st.info(md(budget), icon="ℹ️")
 
     def _open(name=selected.mechanism, params=dict(selected.params)):
         ss[state.MECH] = name
