@@ -18,6 +18,7 @@ from pages.ui import cached, state
 from pages.ui import data as uidata
 from pages.ui.fmt import md
 from pages.ui.params import summary
+from pages.ui.state import exact_values
 
 ui.page_setup("Home", "🛡️")
 ss = st.session_state
@@ -45,9 +46,15 @@ if source == "sample":
     name = st.selectbox("Bundled sample", options, key="w_sample",
                         format_func=lambda n: uidata.sample_info(n).title)
     ss[state.SAMPLE] = name
+    state.follow_sample()
     info = uidata.sample_info(name)
     st.markdown(info.description)
     st.caption(f"Source: {info.source}")
+    if info.suggested:
+        st.caption("Opens with its paper's parameters (change them on the Sanitize page): "
+                   + "; ".join(f"{MECHANISMS[g.mechanism].title}: {exact_values(MECHANISMS[g.mechanism], g.as_dict())} "
+                               f"({g.source})" for g in info.suggested if g.mechanism in MECHANISMS)
+                   + ".")
     if info.sized:
         sizes = ss[state.SIZE]
         size_key = f"w_size_{name}"
@@ -58,6 +65,7 @@ if source == "sample":
                  f"(default {info.default_size:,} rows; at most {samples.MAX_SIZE:,}).")
         ss[state.SIZE] = {**sizes, name: int(size)}
 else:
+    state.follow_sample()
     uploaded = st.file_uploader(
         "Upload a table", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="w_upload",
         help="A header row, then one row per person. Comma, semicolon, tab or | separated text in UTF-8, "

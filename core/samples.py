@@ -17,6 +17,10 @@ A sample is named by a short spec string, as typed on the command line
 - ``toy-bucket``: seed 003 Table 1 (the 4 rows printed);
 - ``toy-ambiguity``: seed 004 Fig. 1(a) (8 people).
 
+A toy table also carries the parameters its paper uses with it
+(:attr:`Sample.suggested`, e.g. seed 002 Example 1's (rho1, rho2) =
+(1/3, 2/3)), which the pages apply when the table is chosen.
+
 Everything here is deterministic: a spec always gives the same table.  The
 generators draw only uniform doubles from fixed-seed PCG64 streams (which
 NumPy keeps stable across versions, unlike its other samplers) and derive
@@ -40,15 +44,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .errors import DataError
 
-__all__ = ["Sample", "list_samples", "is_sample", "load_sample", "MAX_SIZE", "ADULT_FILE"]
+__all__ = ["Sample", "Suggestion", "list_samples", "is_sample", "load_sample", "MAX_SIZE", "ADULT_FILE"]
 
 #: Largest N accepted by ``census:N`` and ``hospital:N``.
 MAX_SIZE = 5_000_000
@@ -60,6 +66,35 @@ _ADULT_SOURCE = (
     "UCI Machine Learning Repository, 'Adult' (Becker & Kohavi 1996, "
     "doi:10.24432/C5XW20), from the 1994 US Census; CC BY 4.0"
 )
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Parameters a paper uses with one of its toy tables, for one mechanism.
+
+    The pages apply them when the sample is chosen (where the user has not
+    set the parameter) and offer them as a one-click setting, so a lesson
+    starts from the paper's numbers: seed 002 Example 1 is (rho1, rho2) =
+    (1/3, 2/3), not the workbench default (1/13, 1/6).
+
+    Attributes
+    ----------
+    mechanism : str
+        Registry name (``"sdr"``); core.samples does not import the
+        registry, the tests check that every suggestion resolves.
+    values : tuple of (str, value)
+        Parameter name and exact value (fractions as floats: ``1/3``).
+    source : str
+        Where the paper uses them (``"seed 002 Example 1"``), to be
+        followed by the values in a sentence.
+    """
+
+    mechanism: str
+    values: tuple[tuple[str, Any], ...]
+    source: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.values)
 
 
 @dataclass(frozen=True)
@@ -85,6 +120,9 @@ class Sample:
         Rows when no size is given (sized samples only).
     source : str
         Provenance and licence.
+    suggested : tuple of Suggestion
+        The paper's parameters for this table, per mechanism (toy tables
+        only; empty for the data sets, whose papers sweep parameters).
     """
 
     name: str
@@ -95,6 +133,11 @@ class Sample:
     sized: bool
     default_size: int | None
     source: str
+    suggested: tuple[Suggestion, ...] = ()
+
+    def suggestion(self, mechanism: str) -> Suggestion | None:
+        """The paper's parameters of ``mechanism`` for this table, or None."""
+        return next((g for g in self.suggested if g.mechanism == mechanism), None)
 
 
 _SAMPLES: tuple[Sample, ...] = (
@@ -162,6 +205,12 @@ _SAMPLES: tuple[Sample, ...] = (
         sized=False,
         default_size=None,
         source="Transcribed from seed 000 (Fu et al., small sum privacy and large sum utility), Fig. 2(a)",
+        suggested=(
+            # seed 000 section 4: "Let gamma = 3": three decoy groups of three distinct diseases, p = q = 1/3
+            Suggestion("splu", (("gamma", 3),), "seed 000 §4, Fig. 3"),
+            # seed 000 section 6.2.3.2 compares with Anatomy at l = gamma
+            Suggestion("anatomy", (("l", 3),), "seed 000 §6.2.3.2 (ℓ = γ)"),
+        ),
     ),
     Sample(
         name="toy-sdr",
@@ -178,6 +227,14 @@ _SAMPLES: tuple[Sample, ...] = (
         sized=False,
         default_size=None,
         source="SA counts from seed 002 (Chaytor & Wang), Example 1; QI columns invented",
+        suggested=(
+            # Example 1: T1 (36 records, gamma 4, diagonal 4/9) and T2 (6 records, gamma 10, diagonal 2/3)
+            Suggestion("sdr", (("rho1", float(Fraction(1, 3))), ("rho2", float(Fraction(2, 3)))),
+                       "seed 002 Example 1"),
+            # the same example unpartitioned: gamma = 4, diagonal 4/13 over m = 10
+            Suggestion("uniform", (("p", None), ("rho1", float(Fraction(1, 3))), ("rho2", float(Fraction(2, 3)))),
+                       "seed 002 Example 1, unpartitioned"),
+        ),
     ),
     Sample(
         name="toy-bucket",

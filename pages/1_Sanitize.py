@@ -53,6 +53,20 @@ def _derive(raw):
 raw = param_inputs(mech.params, state.mech_params(name), ns, derive=_derive)
 state.set_mech_params(name, raw)
 
+paper = state.suggestion(name)  # a toy table's paper uses exact values the sliders cannot hit (1/3, 2/3)
+if paper is not None:
+    wanted = paper.as_dict()
+    exact = state.exact_values(mech, wanted)
+    if all(raw.get(k) == v for k, v in wanted.items()):
+        st.caption(f"Using the parameters of {paper.source} exactly: {exact}.")
+    else:
+        def _use_paper(values=dict(wanted)):
+            state.set_mech_params(name, {**state.mech_params(name), **values})
+            set_values(mech.params, ns, values)
+
+        st.button(f"Use the paper's values: {exact}", key="w_use_paper", on_click=_use_paper,
+                  help=f"The values of {paper.source}. The sliders move in steps and cannot hit such fractions exactly.")
+
 
 def _new_seed():
     seed = fresh_seed()

@@ -172,3 +172,15 @@ def test_unicode_html_and_markdown_in_names_and_values_render_safely():
     at.switch_page("pages/1_Sanitize.py").run()
     no_exception(at)
     assert not at.error
+
+
+def test_a_toy_table_says_it_opens_with_its_papers_parameters():
+    at = app()
+    at.selectbox(key="w_sample").set_value("toy-splu").run()
+    no_exception(at)
+    text = " ".join(c.value for c in at.caption)
+    assert "Opens with its paper's parameters" in text and "γ = 3 (seed 000 §4, Fig. 3)" in text
+    assert at.session_state["wb_params"]["splu"]["gamma"] == 3
+    table = frame_with(at, "why not / what would work")
+    row = table[table["mechanism"] == MECHANISMS["splu"].title].iloc[0]
+    assert "γ = 3" in row["parameters"] and row["eligible"] == "yes"

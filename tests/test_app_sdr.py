@@ -23,7 +23,7 @@ def test_view_shows_example1_subtables_and_retention_chart():
     # seed 002 Example 1: T1 has 36 records over x1..x6, T2 6 records; gamma 4 and 10, p 1/3 and 3/5
     assert table["sub-table"].tolist() == ["T1", "T2"]
     assert table["rows"].tolist() == [36, 6]
-    assert table["m_i (values)"].tolist() == [6, 6]
+    assert table["mᵢ (values)"].tolist() == [6, 6]
     assert table["values SA_i"].tolist() == ["x1, x2, x3, x4, x5, x6", "x4, x6, x7, x8, x9, x10"]
     assert table["γᵢ"].tolist() == pytest.approx([4, 10])
     assert table["pᵢ (retention)"].tolist() == pytest.approx([1 / 3, 3 / 5])
@@ -123,3 +123,65 @@ def test_bounds_page_sdr_error_text_inputs_move_the_curve():
     at.text_input(key="w_b_sdr-error_counts").set_value("a,b").run()
     no_exception(at)
     assert at.error and "whole numbers" in plain(at.error[0].value)
+
+
+# ------------------------------------------------------------------ toy-sdr opens with Example 1's parameters
+DIAGONAL = "P[x → x] = pᵢ + (1 − pᵢ)/mᵢ"
+
+
+def _toy_from_home():
+    at = app()
+    at.selectbox(key="w_sample").set_value("toy-sdr").run()
+    no_exception(at)
+    at.switch_page(SANITIZE).run()
+    at.selectbox(key="w_mech").set_value("sdr").run()
+    no_exception(at)
+    return at
+
+
+def test_toy_sdr_chosen_on_home_opens_with_example1_exactly():
+    at = _toy_from_home()
+    assert not at.error and not at.warning
+    assert at.query_params["rho1"] == "1/3" and at.query_params["rho2"] == "2/3"
+    table = _subtables(at)
+    assert table["rows"].tolist() == [36, 6]
+    assert table["γᵢ"].tolist() == pytest.approx([4, 10], abs=1e-12)  # 0.333/0.667 gave 4.006/10.015
+    # the paper's diagonal entries: 4/9 and 2/3
+    assert table[DIAGONAL].tolist() == pytest.approx([4 / 9, 2 / 3], abs=1e-12)
+    # the grid leads with what to compare; the long list of values comes last
+    assert list(table.columns[:6]) == ["sub-table", "rows", "mᵢ (values)", "γᵢ", "pᵢ (retention)", DIAGONAL]
+    assert table.columns[-1] == "values SA_i"
+    assert any("seed 002 Example 1" in c.value and "ρ₁ = 1/3, ρ₂ = 2/3" in c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "w_use_paper"]
+
+
+def test_a_moved_slider_gets_the_paper_values_back_in_one_click():
+    at = _toy_from_home()
+    at.slider(key="w_m_sdr_rho2").set_value(0.665).run()
+    no_exception(at)
+    assert _subtables(at)["γᵢ"].tolist() != pytest.approx([4, 10])
+    button = next(b for b in at.button if b.key == "w_use_paper")
+    assert "ρ₁ = 1/3, ρ₂ = 2/3" in button.label
+    button.click().run()
+    no_exception(at)
+    assert at.query_params["rho2"] == "2/3"
+    assert _subtables(at)["γᵢ"].tolist() == pytest.approx([4, 10], abs=1e-12)
+
+
+def test_another_table_takes_the_suggestion_back_but_keeps_what_the_user_moved():
+    at = _toy_from_home()
+    at.slider(key="w_m_sdr_rho2").set_value(0.5).run()
+    at.switch_page("app.py").run()
+    at.selectbox(key="w_sample").set_value("adult").run()
+    no_exception(at)
+    stored = at.session_state["wb_params"]["sdr"]
+    assert "rho1" not in stored or stored["rho1"] == pytest.approx(1 / 13)  # back to the default
+    assert stored["rho2"] == 0.5  # moved by the user: kept
+    assert "rho1" not in at.session_state["wb_params"].get("uniform", {})
+
+
+def test_a_links_own_parameters_win_over_the_tables_suggestion():
+    at = app(SANITIZE, query={"data": "toy-sdr", "mech": "sdr", "rho1": "0.2", "seed": "1"})
+    no_exception(at)
+    assert at.query_params["rho1"] == "0.2" and at.query_params["rho2"] == "2/3"
+    assert [b for b in at.button if b.key == "w_use_paper"]

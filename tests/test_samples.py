@@ -408,3 +408,41 @@ def test_toy_ambiguity_query_q2(ambiguity):
     # True answer of Q2 is 1 (Carol); of Q1 (stroke AND Age >= 45) also 1 (Henry).
     assert ((table["age"] >= 50) & (table["zipcode"] == 23000) & (table["disease"] == "diabetes")).sum() == 1
     assert ((table["disease"] == "stroke") & (table["age"] >= 45)).sum() == 1
+
+
+# --------------------------------------------------------------------------- the papers' parameters
+@pytest.mark.parametrize("sample", [s for s in list_samples() if s.suggested], ids=lambda s: s.name)
+def test_suggested_parameters_resolve_and_are_eligible(sample):
+    from core.mechanisms import MECHANISMS
+    from core.table import bind, load_table
+
+    table = load_table(sample.name)
+    data = bind(table, sample.sa, sample.qi)
+    for suggestion in sample.suggested:
+        mech = MECHANISMS[suggestion.mechanism]
+        values = mech.resolve(suggestion.as_dict())
+        assert mech.eligibility(data, values).ok, (sample.name, suggestion)
+        assert suggestion.source.startswith("seed ")
+    assert sample.suggestion("no-such-mechanism") is None
+
+
+def test_toy_sdr_suggests_example1_exactly():
+    from core.bounds.retention import gamma_from_rho
+    from core.params import format_value
+
+    sample = dict((s.name, s) for s in list_samples())["toy-sdr"]
+    values = sample.suggestion("sdr").as_dict()
+    # exact fractions: 1/3 and 2/3 give gamma = 4 (0.333 and 0.667 give 4.006 and 10.015)
+    assert (format_value(values["rho1"]), format_value(values["rho2"])) == ("1/3", "2/3")
+    assert gamma_from_rho(values["rho1"], values["rho2"]) == pytest.approx(4, abs=1e-12)
+    assert sample.suggestion("uniform").as_dict()["rho2"] == values["rho2"]
+
+
+def test_toy_splu_suggests_gamma_3_and_anatomy_at_l_gamma():
+    sample = dict((s.name, s) for s in list_samples())["toy-splu"]
+    assert sample.suggestion("splu").as_dict() == {"gamma": 3}
+    assert sample.suggestion("anatomy").as_dict() == {"l": 3}
+
+
+def test_data_sets_suggest_nothing():
+    assert all(not s.suggested for s in list_samples() if not s.name.startswith("toy-"))

@@ -24,6 +24,9 @@ key                    holds
                        ``compare``, sweep and scatter choices
 ``wb_tradeoff``        Trade-offs page: ``settings`` (declared in
                        ``core.recommend.SETTINGS``), ``mechanisms``
+``wb_suggested``       ``{"for": sample name, "applied": {mechanism:
+                       {param: value}}}``: the paper's parameters a toy
+                       table applied (:func:`follow_sample`)
 =====================  ==================================================
 
 URL format (``st.query_params``), written by every page from the plain keys
@@ -67,6 +70,7 @@ QUERY = "wb_query"
 TRADEOFF = "wb_tradeoff"
 URL_RESTORED = "wb_url_restored"
 URL_NOTES = "wb_url_notes"
+SUGGESTED = "wb_suggested"
 #: the SA/QI columns a link named, checked against the table by :func:`pages.ui.data.link_column_notes`
 LINK_COLUMNS = "wb_link_columns"
 
@@ -109,6 +113,7 @@ def init() -> None:
     if not ss.get(URL_RESTORED):
         ss[URL_RESTORED] = True
         ss[URL_NOTES] = restore(dict(st.query_params))
+    follow_sample()
 
 
 # ---------------------------------------------------------------- widgets
@@ -138,6 +143,62 @@ def bound_params(name: str) -> dict[str, Any]:
 
 def set_bound_params(name: str, values: Mapping[str, Any]) -> None:
     st.session_state.setdefault(BOUND_PARAMS, {})[name] = dict(values)
+
+
+def current_sample():
+    """The bundled :class:`core.samples.Sample` in use, or None for an upload."""
+    ss = st.session_state
+    return _sample(ss.get(SAMPLE) or DEFAULT_SAMPLE) if ss.get(SOURCE) == "sample" else None
+
+
+def suggestion(mechanism: str):
+    """The paper's parameters of ``mechanism`` for the current table (a toy table's), or None."""
+    sample = current_sample()
+    return sample.suggestion(mechanism) if sample is not None else None
+
+
+def exact_values(mech, values: Mapping[str, Any]) -> str:
+    """``ρ₁ = 1/3, ρ₂ = 2/3``: parameter values as the papers write them (unset ones left out)."""
+    symbols = {p.name: p.symbol or p.name for p in mech.params}
+    return ", ".join(f"{symbols.get(k, k)} = {param_text(v)}" for k, v in values.items() if v is not None)
+
+
+def follow_sample() -> None:
+    """Apply the parameters the chosen table's paper uses; take back those of the table before.
+
+    A toy table declares them (:attr:`core.samples.Sample.suggested`, e.g.
+    seed 002 Example 1's (rho1, rho2) = (1/3, 2/3)).  A suggested value is
+    applied only where the user has not set the parameter (not stored, or
+    at its declared default), and taken back when another table is chosen
+    only where it still holds the suggested value, so a value the user
+    moved is never overwritten.  Call after the table choice changes (the
+    Home page, a link); it does nothing while the table stays the same.
+    """
+    ss = st.session_state
+    sample = current_sample()
+    name = sample.name if sample is not None else None
+    memo = ss.get(SUGGESTED) or {"for": None, "applied": {}}
+    if memo["for"] == name:
+        return
+    for mech, values in memo["applied"].items():
+        stored = mech_params(mech)
+        for key, value in values.items():
+            if key in stored and stored[key] == value:
+                del stored[key]  # back to the declared default
+        set_mech_params(mech, stored)
+    applied: dict[str, dict[str, Any]] = {}
+    for sug in (sample.suggested if sample is not None else ()):
+        mech = MECHANISMS.get(sug.mechanism)
+        if mech is None:
+            continue
+        stored = mech_params(sug.mechanism)
+        declared = {p.name: p for p in mech.params}
+        for key, value in sug.values:
+            if key in declared and (key not in stored or stored[key] == declared[key].default):
+                stored[key] = value
+                applied.setdefault(sug.mechanism, {})[key] = value
+        set_mech_params(sug.mechanism, stored)
+    ss[SUGGESTED] = {"for": name, "applied": applied}
 
 
 def query_settings() -> dict[str, Any]:
@@ -253,6 +314,7 @@ def restore(query: Mapping[str, Any]) -> list[str]:
             elif sample is not None and not sample.sized and sep:
                 notes.append(f"Ignored from the link: the size ':{size}' of '{name}', a table of fixed size "
                              "(only census:N and hospital:N take a size).")
+            follow_sample()  # before the link's own parameters, which win
         else:
             notes.append(f"The link names the table '{spec}', which is not a bundled sample "
                          "(uploaded tables cannot be shared in a link); load it on the Home page.")

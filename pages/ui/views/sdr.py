@@ -20,19 +20,31 @@ def _values_text(values: list[str], limit: int = 8) -> str:
     return shown + (f", … ({len(values):,} in all)" if len(values) > limit else "")
 
 
+#: sub-table grid columns, the ones to compare first (the long list of values SA_i last, so it cannot push
+#: p_i and eps_i off-screen)
+DIAGONAL = "P[x → x] = pᵢ + (1 − pᵢ)/mᵢ"
+
+
 def subtables_frame(release: Release) -> pd.DataFrame:
-    """One row per published sub-table: rows, m_i, SA_i, rho1_i, gamma_i, p_i, eps_i."""
+    """One row per published sub-table: rows, m_i, gamma_i, p_i, the diagonal, eps_i, rho1_i, then SA_i.
+
+    The diagonal entry of the sub-table's transition matrix,
+    ``p_i + (1 - p_i)/m_i``, is the chance a record publishes its own value
+    (seed 002 Example 1 prints these: 4/9 for T1 and 2/3 for T2).
+    """
     rows = []
     for s in release.published["subtables"]:
+        p, m = float(s["p"]), int(s["m"])
         rows.append({
             "sub-table": s["name"],
             "rows": s["rows"],
-            "m_i (values)": s["m"],
-            "values SA_i": _values_text(s["values"]),
-            "ρ₁ᵢ (largest protected share)": s["rho1"],
+            "mᵢ (values)": m,
             "γᵢ": s["gamma"],
-            "pᵢ (retention)": s["p"],
+            "pᵢ (retention)": p,
+            DIAGONAL: p + (1 - p) / m,
             "εᵢ (error bound)": s["eps"],
+            "ρ₁ᵢ (largest protected share)": s["rho1"],
+            "values SA_i": _values_text(s["values"], limit=6),
         })
     return pd.DataFrame(rows)
 
@@ -58,16 +70,26 @@ def render(release: Release, data: Dataset) -> None:
                    "share of the table. PP minimises ε(Part).")
     st.dataframe(subtables_frame(release), hide_index=True, key="sdr_subtables",
                  column_config={
-                     "ρ₁ᵢ (largest protected share)": st.column_config.NumberColumn(format="%.4f"),
-                     "γᵢ": st.column_config.NumberColumn(format="%.3f"),
+                     "sub-table": st.column_config.TextColumn(width="small", pinned=True),
+                     "rows": st.column_config.NumberColumn(width="small"),
+                     "mᵢ (values)": st.column_config.NumberColumn(width="small"),
+                     "γᵢ": st.column_config.NumberColumn(format="%.3f", width="small"),
                      "pᵢ (retention)": st.column_config.NumberColumn(format="percent"),
+                     DIAGONAL: st.column_config.NumberColumn(
+                         format="percent", help="Chance a record publishes its own value: kept (pᵢ) or drawn "
+                                                "back uniformly among the mᵢ values. The diagonal of seed 002's "
+                                                "transition matrix."),
                      "εᵢ (error bound)": st.column_config.NumberColumn(format="%.4f"),
+                     "ρ₁ᵢ (largest protected share)": st.column_config.NumberColumn(format="%.4f"),
+                     "values SA_i": st.column_config.TextColumn(width="large"),
                  })
     st.caption(
         "Each sub-table Tᵢ is published with its rows (column "
         f"'{md(release.published['subtable_column'])}'), the list of values SA_i that occur in it, γᵢ and pᵢ. "
         "Inside Tᵢ a record keeps its value with probability pᵢ, otherwise it takes a value drawn uniformly "
-        "from SA_i. ρ₁ᵢ is the largest share of a protected value in Tᵢ; it must stay below ρ₂, and "
+        "from SA_i, so it publishes its own value with probability pᵢ + (1 − pᵢ)/mᵢ (the diagonal of the "
+        "transition matrix; on the toy-sdr table with ρ₁ = 1/3, ρ₂ = 2/3 these are seed 002 Example 1's 4/9 "
+        "and 2/3). ρ₁ᵢ is the largest share of a protected value in Tᵢ; it must stay below ρ₂, and "
         "γᵢ = ρ₂(1 − ρ₁ᵢ)/(ρ₁ᵢ(1 − ρ₂)) (seed 002 eq. 10). εᵢ is a share of |Tᵢ|.")
 
     fig = subtable_retention_figure(subs, p_up, data.m)
