@@ -125,3 +125,51 @@ def test_bounds_page_draws_the_theorem():
     assert not at.error
     names = [t["name"] for t in charts(at)["chart_curve"]["data"]]
     assert "Theorem 2: 1 + 2b²/x²" in names and "exact (principal value) x·E[1/X]" in names
+
+
+def test_values_with_fprime_1_and_the_records_they_reveal_are_named_with_a_fix():
+    # Adult, theta = 8: f' = min(1, 8f + 0.02) = 1 for the four most frequent occupations, and the multi-size
+    # setting publishes 22,922 records (50.7%) in buckets of one record (posterior 1)
+    at = app(SANITIZE, query=ADULT)
+    no_exception(at)
+    warning = " ".join(plain(w.value) for w in at.warning)
+    assert "4 values have f′ = 1, which protects nothing" in warning
+    for value in ("Adm-clerical", "Craft-repair", "Exec-managerial", "Prof-specialty"):
+        assert f"'{value}'" in warning
+    assert "22,922 records (50.7%) are published in buckets that reveal their value" in warning
+    assert "lower θ to 7 or less" in warning and "set f′ by hand" in warning
+    exposed = frame_with(at, "records revealed")
+    assert exposed["records revealed"].sum() == 22_922
+    assert set(exposed["value"]) == {"Adm-clerical", "Craft-repair", "Exec-managerial", "Prof-specialty"}
+    info = " ".join(plain(i.value) for i in at.info)
+    assert "a threshold of 1 is no limit" in info
+    # one click: theta = 7 leaves no threshold at 1, so no bucket reveals a value
+    next(b for b in at.button if b.key == "bk_safe_theta").click().run()
+    no_exception(at)
+    assert at.query_params["theta"] == "7"
+    assert not [w for w in at.warning if "f′ = 1" in w.value]
+    assert not [d for d in at.dataframe if "records revealed" in d.value.columns]
+
+
+def test_exposure_is_recomputed_from_the_published_tables_and_matches_the_manifest():
+    from core.mechanisms import sanitize
+    from core.table import bind, load_table
+    from pages.ui.views.bucketization import exposure, largest_safe_theta
+
+    table = load_table("adult")
+    data = bind(table, "occupation", ("age", "workclass", "education", "marital_status", "race", "sex",
+                                      "native_country"))
+    release = sanitize(data, "bucketization", {"theta": 8}, 1)
+    exp = exposure(release, data)
+    assert exp.total == exp.size1 == 22_922
+    if "records_revealed" in release.privacy:
+        assert release.privacy["records_revealed"] == exp.total
+    assert largest_safe_theta(float(data.sa_counts.max() / data.n), 0.02) == 7.0
+    # fake values (sigma) make every ST list at least two values: nothing is revealed, though f' stays 1
+    census = load_table("census:20000")
+    data = bind(census, "occupation", ("age", "workclass", "education", "marital_status", "race", "sex",
+                                       "native_country"))
+    plain_release = exposure(sanitize(data, "bucketization", {"theta": 32}, 1), data)
+    with_fakes = exposure(sanitize(data, "bucketization", {"theta": 32, "sigma": 2}, 1), data)
+    assert plain_release.total > 0 and with_fakes.total == 0
+    assert len(with_fakes.unprotected) == len(plain_release.unprotected) > 0

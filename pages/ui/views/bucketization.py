@@ -1,18 +1,145 @@
-"""Sanitize-page view of an F′-privacy bucketization release: bucket setting, sizes, f′ᵢ against the shares reached."""
+"""Sanitize-page view of an F′-privacy bucketization release: bucket setting, sizes, f′ᵢ against the shares reached.
+
+A threshold f′ᵢ = min(1, θfᵢ + b) of 1 is met by any bucket, so F′-privacy
+"holds" while the value is not protected at all: the multi-size search then
+puts its records in buckets whose ST lists only that value (size-1 buckets
+on Adult at θ = 8: 22,922 records), which publish the value exactly.  The
+view names those values, counts the records of every bucket whose posterior
+is 1 (recomputed from the published ST) and says what to change, above
+everything that would otherwise read as "meets every threshold".
+"""
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core.experiments.seed003 import bucket_size_figure, fprime_figure, l_theta_figure
+from core.mechanisms import get
 from core.release import Release
 from core.table import Dataset
 
+from .. import state
 from ..fmt import md
+from ..params import set_values
 
 THETAS = (2, 4, 8, 16, 32)
+#: widget namespace of the Sanitize page's parameter widgets (``m_<mechanism>``)
+NS = "m_bucketization"
+#: f′ at or above this is a threshold of 1 (the mechanism's own tolerance, core.bucketing.EPS)
+ONE = 1 - 1e-9
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Values whose threshold f′ is 1 and records published in buckets that reveal their value."""
+
+    unprotected: np.ndarray  # codes of values with f′ = 1 (and at least one record)
+    revealed: np.ndarray  # per value: records in buckets whose ST lists only that value (posterior 1)
+    revealed_size1: np.ndarray  # per value: of those, records in buckets of one record
+    n: int
+
+    @property
+    def total(self) -> int:
+        return int(self.revealed.sum())
+
+    @property
+    def size1(self) -> int:
+        return int(self.revealed_size1.sum())
+
+
+def exposure(release: Release, data: Dataset) -> Exposure:
+    """Recompute from the published QIT and ST which records a bucket reveals (its ST lists one value)."""
+    st_t = release.tables["st"]
+    g = np.asarray(st_t.columns["bid"], dtype=np.int64)
+    x = np.asarray(st_t.columns[data.sa], dtype=np.int64)
+    c = np.asarray(st_t.columns["count"], dtype=np.int64)
+    sizes = np.bincount(np.asarray(release.tables["qit"].columns["bid"], dtype=np.int64))
+    n_b = max(len(sizes), int(g.max(initial=-1)) + 1)
+    sizes = np.pad(sizes, (0, n_b - len(sizes)))
+    entries = np.bincount(g, minlength=n_b)  # values the ST lists per bucket, fakes included
+    single = entries[g] == 1  # ST rows of buckets whose posterior is 1
+    revealed = np.bincount(x[single], weights=c[single], minlength=data.m).astype(np.int64)
+    one = single & (sizes[g] == 1)
+    revealed_size1 = np.bincount(x[one], weights=c[one], minlength=data.m).astype(np.int64)
+    fp = np.array([r["fprime"] for r in release.published["fprime"]], dtype=float)
+    unprotected = np.flatnonzero((fp >= ONE) & (data.sa_counts > 0))
+    return Exposure(unprotected, revealed, revealed_size1, int(data.n))
+
+
+def largest_safe_theta(f_max: float, b: float, step: float = 0.5, low: float = 0.5) -> float | None:
+    """Largest θ on the slider's grid with θ·f_max + b < 1 (no threshold at 1), or None if even ``low`` fails."""
+    if f_max <= 0 or b >= 1:
+        return None
+    theta = math.floor(((1 - b) / f_max - 1e-9) / step) * step
+    return theta if theta >= low else None
+
+
+def _exposure_warning(exp: Exposure, release: Release, data: Dataset) -> None:
+    """The warning above the view: which values have f′ = 1, how many records are revealed, what to change."""
+    params = release.params
+    theta, b = float(params.get("theta", 8)), float(params.get("b", 0.02))
+    labels = data.sa_labels
+    k = len(exp.unprotected)
+    f_top = float(data.sa_counts.max() / data.n)
+    parts = []
+    if k:
+        names = ", ".join(f"'{md(labels[i])}'" for i in exp.unprotected)
+        parts.append(
+            f"**{k} value{'s have' if k > 1 else ' has'} f′ = 1, which protects nothing:** {names} "
+            f"(θ·f + b = {theta:g}·f + {b:g} reaches 1 at {'their shares' if k > 1 else 'its share'} f). "
+            "Every bucket meets a threshold of 1.")
+    if exp.total:
+        where = ("all in buckets of one record" if exp.size1 == exp.total else
+                 f"{exp.size1:,} in buckets of one record, {exp.total - exp.size1:,} in larger buckets holding "
+                 "one value only")
+        parts.append(
+            f"**{exp.total:,} records ({exp.total / exp.n:.1%}) are published in buckets that reveal their "
+            f"value** ({where}): such a bucket's ST lists a single value, so anyone who finds a person's QI values "
+            "in the QIT knows their sensitive value (posterior 1).")
+    elif k and int(params.get("sigma", 0)):
+        parts.append("No bucket reveals a value here only because each ST lists σ fake values; without them, "
+                     "these values' records could sit alone in their buckets.")
+    fixes = []
+    safe = largest_safe_theta(f_top, b)
+    if safe is not None and safe < theta:
+        fixes.append(f"lower θ to {safe:g} or less (no threshold reaches 1 while θ < (1 − b)/max f = "
+                     f"{(1 - b) / f_top:.3g})")
+    if 1 - theta * f_top > 0:
+        fixes.append(f"lower b below {1 - theta * f_top:.3g}")
+    else:
+        fixes.append(f"lowering b alone cannot fix it at θ = {theta:g} (θ·max f = {theta * f_top:.3g} ≥ 1)")
+    example = ";".join(f"{md(labels[i])}={min(0.5, max(0.05, 2 * data.sa_counts[i] / data.n)):.2g}"
+                       for i in exp.unprotected[:2])
+    if k:
+        fixes.append(f"or set f′ by hand for these values, below 1 and at least their share f (parameter f′ᵢ, "
+                     f"e.g. {example})")
+    st.warning(" ".join(parts) + "  \n**What to do:** " + "; ".join(fixes) + ".")
+    idx = np.flatnonzero((exp.revealed > 0) | np.isin(np.arange(data.m), exp.unprotected))
+    fp = np.array([r["fprime"] for r in release.published["fprime"]], dtype=float)
+    frame = pd.DataFrame({
+        "value": [str(labels[i]) for i in idx],
+        "records": data.sa_counts[idx],
+        "share f": data.sa_counts[idx] / data.n,
+        "threshold f′": fp[idx],
+        "records revealed": exp.revealed[idx],
+        "in buckets of one record": exp.revealed_size1[idx],
+        "share of the value revealed": exp.revealed[idx] / np.maximum(data.sa_counts[idx], 1),
+    }).sort_values("records revealed", ascending=False, kind="stable")
+    st.dataframe(frame, hide_index=True, key="bk_exposed",
+                 column_config={c: st.column_config.NumberColumn(format="percent")
+                                for c in ("share f", "threshold f′", "share of the value revealed")})
+    if safe is not None and safe < theta:
+        def _lower_theta(value=float(safe)):
+            state.set_mech_params("bucketization", {**state.mech_params("bucketization"), "theta": value})
+            set_values(get("bucketization").params, NS, {"theta": value})
+
+        st.button(f"Use θ = {safe:g}: the largest θ that leaves no threshold at 1", key="bk_safe_theta",
+                  on_click=_lower_theta, type="primary")
 
 
 def setting_frame(release: Release) -> pd.DataFrame:
@@ -43,22 +170,30 @@ def render(release: Release, data: Dataset) -> None:
     l_max = int(data.n // data.sa_counts[top_value])
 
     st.subheader(f"{pub['buckets']:,} buckets in {len(pub['bucket_setting'])} sizes")
+    exp = exposure(release, data)
+    if len(exp.unprotected) or exp.total:
+        _exposure_warning(exp, release, data)
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("loss Σ(|g|−1)²", f"{pub['loss']:,}", help="Seed 003 eq. 2: bigger buckets blur the link between QI "
               "values and sensitive values more; lower is more useful.")
     c2.metric("MSE", f"{pub['mse']:.4g}", help="Definition 3: loss / (|T| − 1); 0 = raw data, |T| − 1 = one bucket.")
     c3.metric("ℓ-diversity equivalent", f"ℓ = {l_eq}", help="Remark 1: ℓ = ⌈1/min f′ᵢ⌉ gives every value the "
-              "protection F′-privacy gives the most protected one.")
+              "protection F′-privacy gives the most protected one."
+              + (" Values with f′ = 1 get no protection from F′-privacy at all." if len(exp.unprotected) else ""))
     c4.metric("largest ℓ Anatomy can deliver", f"ℓ = {l_max}",
               help=f"ℓ-diversity needs every value's share at most 1/ℓ; '{data.sa_labels[top_value]}' has "
                    f"{data.sa_counts[top_value] / data.n:.2%}.")
     if l_eq > l_max:
+        met = (f"this release meets every threshold with buckets of {pub['bucket_setting'][0][0]} to "
+               f"{pub['bucket_setting'][-1][0]} records")
+        if len(exp.unprotected):
+            met += (f", but a threshold of 1 is no limit: the {len(exp.unprotected)} value"
+                    f"{'s' if len(exp.unprotected) > 1 else ''} with f′ = 1 (warning above) are not protected")
         st.info(md(
             f"ℓ-diversity cannot give this protection on this table: it would need ℓ = {l_eq}, but no ℓ above "
             f"{l_max} is feasible because '{data.sa_labels[top_value]}' holds "
             f"{data.sa_counts[top_value] / data.n:.2%} of the records (1/ℓ must stay at or above every share). "
-            f"F′-privacy needs only f′ᵢ ≥ fᵢ for every value (seed 003 Lemma 1), and this release meets every "
-            f"threshold with buckets of {pub['bucket_setting'][0][0]} to {pub['bucket_setting'][-1][0]} records."))
+            f"F′-privacy needs only f′ᵢ ≥ fᵢ for every value (seed 003 Lemma 1), and {met}."))
     elif not priv["every_bucket_meets_fprime"]:  # cannot happen; say so if it does
         st.error("A bucket exceeds a value's threshold; please report this release.")
 
