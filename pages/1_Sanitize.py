@@ -11,7 +11,7 @@ from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
 from pages.ui import cached, state, views
 from pages.ui import data as uidata
-from pages.ui.fmt import is_number, md, number, readable, with_unit
+from pages.ui.fmt import is_number, md, number
 from pages.ui.params import param_inputs, set_values, summary
 
 ui.page_setup("Sanitize", "🧪")
@@ -97,9 +97,13 @@ except WorkbenchError as exc:
 numbers = {k: v for k, v in derived.items() if is_number(v)}
 if numbers:
     st.markdown("**Derived values** (computed from the parameters and this table)")
-    cols = st.columns(min(4, len(numbers)))
-    for i, (key, value) in enumerate(numbers.items()):
-        cols[i % len(cols)].metric(readable(key), with_unit(key, value))
+    per_row = min(3, len(numbers))  # four to a row cut long labels and values ("⌊|T| / …", "0.001165 (0.…")
+    keys = list(numbers)
+    for start in range(0, len(keys), per_row):
+        cols = st.columns(per_row)
+        for col, key in zip(cols, keys[start:start + per_row]):
+            label, text, helps = uidata.metric_parts(key, numbers[key], name)
+            col.metric(label, text, help=helps)
 
 # ------------------------------------------------------------------ eligibility
 ok, message, suggestion = cached.eligibility(data, data.key, name, cached.items(values))
@@ -167,14 +171,14 @@ c1, c2 = st.columns(2)
 with c1:
     st.subheader("Published with the data")
     if release.published:
-        st.dataframe(uidata.mapping_frame(dict(release.published)), hide_index=True, key="published_meta")
+        st.dataframe(uidata.mapping_frame(dict(release.published), name), hide_index=True, key="published_meta")
     else:
         st.caption("Nothing besides the table(s).")
     st.caption("Anyone receiving the release sees these values; estimators need them.")
 with c2:
     st.subheader("Privacy checks")
     if release.privacy:
-        st.dataframe(uidata.mapping_frame(dict(release.privacy)), hide_index=True, key="privacy_checks")
+        st.dataframe(uidata.mapping_frame(dict(release.privacy), name), hide_index=True, key="privacy_checks")
     else:
         st.caption("This mechanism reports no privacy checks.")
     st.caption("Measured on this release (shares of records, probabilities, budgets).")

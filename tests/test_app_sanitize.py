@@ -45,7 +45,7 @@ def test_moving_gamma_changes_derived_p_and_the_release():
     at.slider(key="w_m_splu_gamma").set_value(7).run()
     no_exception(at)
     assert metrics(at)["retention p"] != p_before
-    assert metrics(at)["retention p"].startswith("0.1429")
+    assert metrics(at)["retention p"] == "14.29%"  # p = 1/7, one percentage (the metric cut "0.1429 (14.…")
     assert chart_data(at) != data_before
     assert at.query_params["gamma"] == "7"
     # untick "derive p automatically": a p slider appears, seeded with the derived 1/7
@@ -54,7 +54,7 @@ def test_moving_gamma_changes_derived_p_and_the_release():
     assert at.slider(key="w_m_splu_p").value == pytest.approx(1 / 7)
     at.slider(key="w_m_splu_p").set_value(0.5).run()
     no_exception(at)
-    assert metrics(at)["retention p"].startswith("0.5")
+    assert metrics(at)["retention p"] == "50%"
 
 
 def test_every_main_widget_moves():
@@ -73,7 +73,7 @@ def test_every_main_widget_moves():
     at.checkbox(key="w_m_uniform_p__auto").uncheck().run()
     at.slider(key="w_m_uniform_p").set_value(0.8).run()
     no_exception(at)
-    assert metrics(at)["retention p"].startswith("0.8")
+    assert metrics(at)["retention p"] == "80%"
     # seed: same parameters, another seed, another release
     data_mid = chart_data(at)
     at.number_input(key="w_seed").set_value(12345).run()
@@ -205,3 +205,29 @@ def test_the_pages_command_reproduces_the_pages_release(tmp_path):
     page_csv = csv_bytes(release.main_table.to_frame()).decode()
     assert out.read_text() == page_csv
     assert mechanisms.sanitize(data, "splu", {"gamma": 5}, 3).manifest() == release.manifest()
+
+
+def test_derived_values_fit_their_metric_boxes():
+    # hospital: UP's retention is 0.1181% of 1,184 values; shown whole, never cut as "0.001181 (0.…"
+    at = app(PAGE, query={"data": "hospital:20000", "mech": "sdr"})
+    no_exception(at)
+    m = metrics(at)
+    assert m["UP retention p (whole table)"] == "0.1181%"
+    help_text = next(x.proto.help for x in at.metric if x.label == "UP retention p (whole table)")
+    assert "0.00118104" in help_text
+    assert all(len(value) <= 14 for value in m.values()), m
+    # bucketization: labels are cut before their formula, which goes to the help text
+    at = app(PAGE, query={"mech": "bucketization"})
+    no_exception(at)
+    labels = [x.label for x in at.metric]
+    assert "largest ℓ Anatomy can deliver" in labels and "ℓ an equivalent ℓ-diversity needs" in labels
+    assert all(len(label) <= 36 for label in labels), labels  # three to a row: about 45 characters fit
+    helps = " ".join(x.proto.help for x in at.metric)
+    assert "⌊|T| / max oᵢ⌋" in helps and "⌈1/min f′⌉" in helps
+
+
+def test_one_of_a_unit_is_singular():
+    from pages.ui.data import metric_parts
+
+    assert metric_parts("subtables", 1, "sdr")[1] == "1 sub-table"
+    assert metric_parts("subtables", 3, "sdr")[1] == "3 sub-tables"

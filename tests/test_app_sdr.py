@@ -30,6 +30,9 @@ def test_view_shows_example1_subtables_and_retention_chart():
     assert "sdr_retention" in charts(at)
     bars = charts(at)["sdr_retention"]["data"][0]["y"]
     assert bars == pytest.approx([1 / 3, 3 / 5])
+    # UP's line is named in the legend: a label on the plot overlapped the T1 bar
+    assert not charts(at)["sdr_retention"]["layout"].get("annotations")
+    assert charts(at)["sdr_retention"]["data"][1]["name"] == "UP: one p = 23.08% over all 10 values"
     m = metrics(at)
     assert m["sub-tables"] == "2"
     assert m["UP retention (one table, all values)"] == "23.08%"  # 3/13, Example 1 unpartitioned

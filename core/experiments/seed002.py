@@ -236,10 +236,14 @@ def subtable_retention_figure(subtables: list[dict], p_up: float, m: int) -> go.
         hovertemplate="%{x}: pᵢ = %{y:.2%}<br>%{customdata[0]:,.0f} rows, mᵢ = %{customdata[1]:.0f}, "
                       "γᵢ = %{customdata[2]:.3g}<extra></extra>",
     ))
-    fig.add_hline(y=p_up, line={"color": COLOURS["UP"], "dash": "dash", "width": 2},
-                  annotation_text=f"UP: p = {p_up:.2%} over all {m:,} values", annotation_position="top left")
+    # UP's line is named in the legend, not by an annotation on the plot, which sat on the first bar
+    up_line = {"color": COLOURS["UP"], "dash": "dash", "width": 2}
+    fig.add_hline(y=p_up, line=up_line)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=up_line, hoverinfo="skip",
+                             name=f"UP: one p = {p_up * 100:.4g}% over all {m:,} values"))
     fig.update_layout(title={"text": "Retention per sub-table against uniform perturbation", "x": 0}, height=380,
-                      margin={"l": 60, "r": 20, "t": 60, "b": 60}, legend={"orientation": "h", "y": -0.25, "x": 0})
+                      margin={"l": 60, "r": 20, "t": 60, "b": 60}, showlegend=True,
+                      legend={"orientation": "h", "y": -0.25, "x": 0})
     fig.update_xaxes(title_text="sub-table", type="category")
     fig.update_yaxes(title_text="retention p (chance a record keeps its value)", tickformat=".0%", rangemode="tozero")
     return fig

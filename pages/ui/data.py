@@ -211,11 +211,13 @@ def _named(value: Any) -> bool:
             and not all(str(k).lstrip("-").replace(".", "").isdigit() for k in value))
 
 
-def mapping_frame(values: dict[str, Any]) -> pd.DataFrame:
+def mapping_frame(values: dict[str, Any], scope: str | None = None) -> pd.DataFrame:
     """A ``{key: value}`` mapping as a two-column table of readable text.
 
     Small dicts of named read-outs become one row each (``small sum privacy ·
-    T_p``); histograms and long lists are summarised on one line.
+    T_p``); histograms and long lists are summarised on one line.  ``scope``
+    is the mechanism (or curve) that reports the values: some keys mean
+    different things per mechanism (:data:`pages.ui.fmt.SCOPED`).
     """
     from .fmt import readable, with_unit
 
@@ -223,10 +225,64 @@ def mapping_frame(values: dict[str, Any]) -> pd.DataFrame:
     for key, value in values.items():
         if _named(value):
             for sub, v in value.items():
-                shown = with_unit(str(sub), v) if not isinstance(v, (dict, list, tuple, np.ndarray)) else _compact(v)
-                rows.append({"item": f"{readable(key)} · {readable(str(sub))}", "value": shown})
+                shown = (with_unit(str(sub), v, scope) if not isinstance(v, (dict, list, tuple, np.ndarray))
+                         else _compact(v))
+                rows.append({"item": f"{readable(key, scope)} · {readable(str(sub), scope)}", "value": shown})
         elif isinstance(value, (dict, list, tuple, np.ndarray)):
-            rows.append({"item": readable(key), "value": _compact(value)})
+            rows.append({"item": readable(key, scope), "value": _compact(value)})
         else:
-            rows.append({"item": readable(key), "value": with_unit(key, value)})
+            rows.append({"item": readable(key, scope), "value": with_unit(key, value, scope)})
     return pd.DataFrame(rows, columns=["item", "value"])
+
+
+#: a metric label longer than this is cut before its formula (the whole label goes to the help text):
+#: st.metric truncates labels and values with an ellipsis ("⌊|T| / …", "0.001165 (0.…")
+METRIC_LABEL_CHARS = 32
+
+
+def percent(value: float) -> str:
+    """A probability as one percentage with 4 significant digits: ``23.08%``, ``0.1165%``, ``100%``."""
+    from .fmt import number
+
+    pct = float(value) * 100
+    return "0%" if pct == 0 else f"{number(pct, 4)}%"
+
+
+def _unit(key: str, scope: str | None) -> str:
+    from . import fmt
+
+    found = getattr(fmt, "SCOPED", {}).get(scope or "", {}).get(key) or fmt.LABELS.get(key)
+    return found[1] if found else ""
+
+
+def metric_parts(key: str, value: Any, scope: str | None = None) -> tuple[str, str, str]:
+    """``(label, value, help)`` of a read-out for ``st.metric``, short enough not to be cut off.
+
+    Probabilities and shares are shown as one percentage with 4 significant
+    digits (``0.1165%``, where the number and its rounded percent,
+    ``0.001165 (0.1%)``, was cut to ``0.001165 (0.…``); a label longer than
+    :data:`METRIC_LABEL_CHARS` keeps the words before its formula
+    (``largest ℓ Anatomy can deliver``).  The help text carries the full
+    label and the exact value.
+    """
+    from .fmt import is_number, number, readable, with_unit
+
+    label = readable(key, scope)
+    full = with_unit(key, value, scope)
+    unit = _unit(key, scope)
+    text = full
+    if is_number(value) and unit in {"probability", "share"} and 0 <= float(value) <= 1:
+        text = percent(value)
+    elif is_number(value) and float(value) == 1 and unit.endswith("s") and text.endswith(" " + unit):
+        text = f"{text[:-len(unit)]}{unit[:-1]}"  # "1 sub-tables" -> "1 sub-table"
+    short = label
+    if len(label) > METRIC_LABEL_CHARS:
+        cuts = [i for i in (label.find(", "), label.find(" ("), label.find(" = ")) if i > 0]
+        if cuts:
+            short = label[:min(cuts)]
+    if text != full and unit in {"probability", "share"}:
+        help_text = f"{label}: {number(value, 6)} = {float(value) * 100:.6g}%"
+    else:
+        exact = number(value, 6) if is_number(value) else full
+        help_text = f"{label}: {full}" + (f" (exactly {exact})" if exact not in full else "")
+    return short, text, help_text

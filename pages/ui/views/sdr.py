@@ -12,6 +12,7 @@ from core.mechanisms import get
 from core.release import Release
 from core.table import Dataset
 
+from ..data import percent
 from ..fmt import md
 
 
@@ -60,9 +61,9 @@ def render(release: Release, data: Dataset) -> None:
     st.subheader(f"The {len(subs)} published sub-table{'s' if len(subs) != 1 else ''}")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("sub-tables", f"{len(subs):,}")
-    c2.metric("PP retention (record-weighted)", f"{weighted:.2%}",
+    c2.metric("PP retention (record-weighted)", percent(weighted),
               help="The chance that a random record keeps its true value: the sub-tables' pᵢ weighted by rows.")
-    c3.metric("UP retention (one table, all values)", f"{p_up:.2%}",
+    c3.metric("UP retention (one table, all values)", percent(p_up),
               help=f"Uniform perturbation over all {data.m:,} values at the same (ρ₁, ρ₂): seed 002 eq. 4 and 6.")
     c4.metric("error bound ε(Part) vs UP's ε(T)",
               f"{release.published['eps_part']:.3g} vs {eps_up:.3g}" if eps_up is not None else "—",
@@ -95,7 +96,7 @@ def render(release: Release, data: Dataset) -> None:
     fig = subtable_retention_figure(subs, p_up, data.m)
     st.plotly_chart(fig, key="sdr_retention")
     st.caption(
-        f"Bars: each sub-table's retention pᵢ; dashed line: uniform perturbation's single p = {p_up:.2%} over "
+        f"Bars: each sub-table's retention pᵢ; dashed line: uniform perturbation's single p = {percent(p_up)} over "
         f"all {data.m:,} values at the same privacy. Bars above the line are what small domains buy: the "
         "fewer values a sub-table holds, the more often a record keeps its own.")
 
