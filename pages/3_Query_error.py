@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+from typing import Any, Callable, NamedTuple
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -10,6 +13,7 @@ from core import figures
 from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
+from core.table import Dataset
 from pages import ui
 from pages.ui import cached, experiments, state
 from pages.ui.fmt import md, number, param_text
@@ -46,15 +50,85 @@ raw_settings = param_inputs(spec.params, stored_settings.get(kind, {}), f"wl_{ki
 stored_settings[kind] = raw_settings
 
 # ------------------------------------------------------------------ mechanisms to compare
+class Baseline(NamedTuple):
+    """A mechanism the papers compare the chosen one against, and how its parameters follow the chosen one's."""
+
+    name: str
+    match: Callable[[dict[str, Any], Dataset], dict[str, Any]]  # chosen's resolved values -> baseline's values
+    rule: str  # the rule as the paper states it, for the settings caption ("ℓ = ⌈1/ρ₂⌉, seed 002 §6")
+
+
+def _same(*keys: str):
+    return lambda v, d: {k: v[k] for k in keys}
+
+
+def _p_of(mech: str):
+    """Retention p the chosen UP-family mechanism actually uses (derived from (ρ₁, ρ₂) when unset)."""
+    return lambda v, d: {"p": float(MECHANISMS[mech].derived(d, v)["p"])}
+
+
+def _anatomy_for_bucketization(v: dict, d: Dataset) -> dict:
+    derived = MECHANISMS["bucketization"].derived(d, v)
+    return {"l": int(max(2, min(derived["l_equivalent"], derived["anatomy_max_l"])))}
+
+
+#: Baselines per chosen mechanism, as the papers evaluate them (seed 000 §6.2: Anatomy at ℓ = γ, DBR, Laplace
+#: at ε = ln 3; seed 002 §6: UP at the same (ρ₁, ρ₂), Anatomy at ℓ = L = ⌈1/ρ₂⌉; seed 001 §7: UP at the same p;
+#: seed 003 §7: Anatomy at the ℓ of Remark 1; seed 004 §9: Ambiguity, PriView and Mondrian at the same β).
+#: A per-mechanism declaration in core (``Mechanism.baselines``) would be the right home; see the report.
+BASELINES: dict[str, tuple[Baseline, ...]] = {
+    "splu": (Baseline("anatomy", lambda v, d: {"l": int(v["gamma"])}, "ℓ = γ (seed 000 §6.2.3.2)"),
+             Baseline("dbr", lambda v, d: {}, "no parameter (seed 000 §6.2)"),
+             Baseline("laplace", lambda v, d: {"epsilon": math.log(3)}, "ε = ln 3 (seed 000 §6.2)")),
+    "sdr": (Baseline("uniform", lambda v, d: {"p": None, "rho1": v["rho1"], "rho2": v["rho2"]},
+                     "the same (ρ₁, ρ₂) (seed 002 §6)"),
+            Baseline("anatomy", lambda v, d: {"l": max(2, math.ceil(1 / v["rho2"] - 1e-9))},
+                     "ℓ = ⌈1/ρ₂⌉ (seed 002 §6.3)")),
+    "reconstruction": (Baseline("uniform", _p_of("reconstruction"), "the same retention p (seed 001 §7)"),),
+    "uniform": (Baseline("sdr", _same("rho1", "rho2"), "the same (ρ₁, ρ₂) (seed 002 §6)"),
+                Baseline("reconstruction", _p_of("uniform"), "the same retention p (seed 001 §7)")),
+    "bucketization": (Baseline("anatomy", _anatomy_for_bucketization,
+                               "ℓ = ⌈1/min f′ᵢ⌉ (seed 003 Remark 1), at most the largest feasible ℓ"),),
+    "anatomy": (Baseline("splu", lambda v, d: {"gamma": int(v["l"])}, "γ = ℓ (seed 000 §6.2.3.2)"),
+                Baseline("sdr", lambda v, d: {"rho2": 1 / v["l"]}, "ρ₂ = 1/ℓ (seed 002 §6.3)"),
+                Baseline("bucketization", lambda v, d: {}, "its own parameters (seed 003 §7)")),
+    "ambiguity": (Baseline("priview", _same("alpha", "beta"), "the same (α, β) (seed 004 §9)"),
+                  Baseline("mondrian", _same("beta"), "the same β, ℓ = ⌈1/β⌉ (seed 004 §9)")),
+    "priview": (Baseline("ambiguity", _same("alpha", "beta"), "the same (α, β) (seed 004 §9)"),
+                Baseline("mondrian", _same("beta"), "the same β, ℓ = ⌈1/β⌉ (seed 004 §9)")),
+    "mondrian": (Baseline("ambiguity", _same("beta"), "the same β (seed 004 §9)"),
+                 Baseline("priview", _same("beta"), "the same β (seed 004 §9)")),
+    "dbr": (Baseline("splu", lambda v, d: {}, "its own parameters (seed 000 §6.2)"),
+            Baseline("anatomy", lambda v, d: {}, "its own parameters (seed 000 §6.2)"),
+            Baseline("laplace", lambda v, d: {}, "its own parameters (seed 000 §6.2)")),
+    "laplace": (Baseline("splu", lambda v, d: {}, "its own parameters (seed 000 §6.2)"),
+                Baseline("anatomy", lambda v, d: {}, "its own parameters (seed 000 §6.2)"),
+                Baseline("dbr", lambda v, d: {}, "no parameter (seed 000 §6.2)")),
+}
+
+
+def baselines(chosen: str) -> tuple[Baseline, ...]:
+    return tuple(b for b in BASELINES.get(chosen, ()) if b.name in MECHANISMS and b.name != chosen)
+
+
 names = list(MECHANISMS)
-current = ss.get(state.MECH)
-default_compare = ([current] if current in names else []) + [n for n in names if n != current]
-default_compare = default_compare[:5]
-stored = [n for n in q.get("compare", default_compare) if n in names]
-state.seed_widget("w_q_compare", stored, lambda v: all(n in names for n in v))
-compare = st.multiselect("Mechanisms to compare (each at its parameters from the Sanitize page)", names,
-                         key="w_q_compare", format_func=lambda n: MECHANISMS[n].title)
-q["compare"] = list(compare)
+current = ss.get(state.MECH) if ss.get(state.MECH) in names else names[0]
+chosen_title = MECHANISMS[current].title
+auto_compare = [current] + [b.name for b in baselines(current)]
+explicit = q.get("compare")  # None: follow the mechanism chosen on the Sanitize page
+state.seed_widget("w_q_compare", [n for n in (explicit if explicit is not None else auto_compare) if n in names],
+                  lambda v: all(n in names for n in v))
+compare = st.multiselect(
+    f"Mechanisms to compare: {chosen_title} (chosen on the Sanitize page) and the baselines its paper compares "
+    "it with, unless you change the list", names, key="w_q_compare", format_func=lambda n: MECHANISMS[n].title)
+q["compare"] = None if list(compare) == auto_compare else list(compare)
+state.seed_widget("w_q_match", bool(q.get("match", True)), lambda v: isinstance(v, bool))
+match = st.toggle(
+    f"Match the baselines' parameters to {chosen_title}, as the papers do", key="w_q_match",
+    help="On: a baseline of the chosen mechanism runs at the setting its paper pairs with the chosen one "
+         "(e.g. Anatomy at ℓ = ⌈1/ρ₂⌉ beside SDR, at ℓ = γ beside SPLU); the settings line under the chart "
+         "says which. Off: every mechanism runs at its own parameters from the Sanitize page.")
+q["match"] = bool(match)
 state.seed_widget("w_q_log", bool(q.get("log", True)), lambda v: isinstance(v, bool))
 log_y = st.toggle("Logarithmic error axis", key="w_q_log",
                   help="Errors span several orders of magnitude (0.001 on large counts, 1 or more on small ones).")
@@ -105,9 +179,62 @@ def _evaluate(name: str, raw: dict):
         return f"{mech.title} failed on this workload ({type(exc).__name__}: {exc}); please report it."
 
 
+def _compared_params(name: str) -> tuple[dict[str, Any], str]:
+    """Raw parameters a compared mechanism runs at, and how they were set (for the settings line)."""
+    own = state.mech_params(name)
+    if name == current:
+        return own, "chosen on the Sanitize page"
+    base = next((b for b in baselines(current) if b.name == name), None)
+    if base is None:
+        return own, "its parameters from the Sanitize page"
+    if not match:
+        return own, f"its parameters from the Sanitize page; matching to {chosen_title} is off"
+    try:
+        matched = base.match(MECHANISMS[current].resolve(state.mech_params(current)), data)
+    except Exception as exc:  # the chosen mechanism's own problem is shown in its row
+        return own, f"its parameters from the Sanitize page ({chosen_title}'s could not be read: {exc})"
+    return {**own, **matched}, f"matched to {chosen_title}: {base.rule}"
+
+
+def _bands_of(wl) -> tuple[list, list, list]:
+    """The workload's bands by kind: small counts (a count range), selectivity bands, and any other grouping."""
+    small = [b for b in wl.bands if b.unit == "count" and b.hi is not None]
+    share = [b for b in wl.bands if b.unit == "selectivity"]
+    other = [b for b in wl.bands if b not in small and b not in share]
+    return small, share, other
+
+
+def _names(bands) -> str:
+    return ", ".join(f"'{b.name}'" for b in bands)
+
+
+def _bands_caption(wl) -> str:
+    """What to look for in the band chart, for the bands this workload has (not a fixed seed 000 text)."""
+    small, share, other = _bands_of(wl)
+    parts = ["Compare bars within a band."]
+    if small:
+        counts = "; ".join(f"true counts {number(b.lo)} to {number(b.hi)}" for b in small)
+        parts.append(f"On the small-count band{'s' if len(small) > 1 else ''} ({counts}) a high error means an "
+                     "attacker cannot trust a count about a few people.")
+    if share:
+        nested = len(share) > 1 and all(b.hi is None for b in share)
+        parts.append(f"On the selectivity bands ({_names(share)}: answers as a share of all records"
+                     + ("; nested, each holds every query answering at least its share" if nested else "")
+                     + ") a low error means analysts get useful answers.")
+    if other:
+        parts.append(f"The bands {_names(other)} group the queries by their condition; lower is more accurate.")
+    if small and (share or other):
+        parts.append("A mechanism is good when its bars are high on the small-count band and low elsewhere.")
+    elif not small:
+        parts.append("This workload has no small-count band: it measures utility only (lower is better in every "
+                     "band). The seed 000 generator adds the small counts that show the privacy side.")
+    return " ".join(parts)
+
+
 # ------------------------------------------------------------------ comparison
 st.header("Mechanisms side by side")
 results: dict[str, object] = {}
+used: dict[str, tuple[dict[str, Any], str]] = {}
 if not compare:
     st.info("Choose at least one mechanism to compare.")
 else:
@@ -115,11 +242,13 @@ else:
     for i, name in enumerate(compare):
         bar.progress(i / len(compare), text=f"{MECHANISMS[name].title}: sanitizing and answering "
                                             f"{len(workload):,} queries…")
-        results[name] = _evaluate(name, state.mech_params(name))
+        used[name] = _compared_params(name)
+        results[name] = _evaluate(name, used[name][0])
     bar.empty()
     for name, res in results.items():
         if isinstance(res, str):
-            st.warning(f"**{MECHANISMS[name].title}** is left out: {md(res)}")
+            st.warning(f"**{MECHANISMS[name].title}** is left out ({md(summary(MECHANISMS[name].params, used[name][0]))}, "
+                       f"{md(used[name][1])}): {md(res)}")
     done = {n: r for n, r in results.items() if not isinstance(r, str)}
     if done:
         band_names = [b.name for b in workload.bands]
@@ -132,15 +261,11 @@ else:
             errors[MECHANISMS[name].title] = [b["mean_relative_error"] for b in bands]
             table[MECHANISMS[name].title] = [number(b["mean_relative_error"], 3) for b in bands]
         st.markdown("**Mean relative error by band** (|estimate − true| / true; lower = more accurate)")
-        st.dataframe(pd.DataFrame(table), hide_index=True, key="band_table")
+        st.dataframe(pd.DataFrame(table), hide_index=True, key="band_table", placeholder="no query")
         st.plotly_chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")
-        st.caption(
-            "Compare bars within a band. On the small-count band (true counts 1 to 10) a high error means an "
-            "attacker cannot trust a count about a few people; on the selectivity bands (share of all "
-            "records) a low error means analysts get useful answers. A mechanism is good when its bars are "
-            "high on the left and low on the right.")
+        st.caption(_bands_caption(workload))
         st.caption("Settings: " + "; ".join(
-            f"{MECHANISMS[n].title}: {summary(MECHANISMS[n].params, state.mech_params(n))}" for n in done)
+            f"{MECHANISMS[n].title} at {summary(MECHANISMS[n].params, used[n][0])} ({used[n][1]})" for n in done)
             + f"; release seed {seed}.")
 
 # ------------------------------------------------------------------ sweep
@@ -185,11 +310,15 @@ else:
         for i, value in enumerate(parsed):
             bar.progress(i / len(parsed), text=f"{sparam.symbol} = {number(value)} ({i + 1} of {len(parsed)})…")
             points.append((value, _evaluate(smech_name, {**base, sparam.name: value})))
-        bar.progress(1.0, text=f"Swept {len(parsed)} values of {sparam.symbol}.")
         skipped = [(v, r) for v, r in points if isinstance(r, str)]
         good = [(v, r) for v, r in points if not isinstance(r, str)]
-        for value, message in skipped:
-            st.warning(f"{sparam.symbol} = {number(value)} is left out: {md(message)}")
+        plotted = (f"Plotted {len(good)} of the {len(parsed)} values of {sparam.symbol}"
+                   + (f": {', '.join(param_text(v) for v, _ in good)}" if good else ""))
+        bar.progress(1.0, text=f"Evaluated {len(parsed)} values of {sparam.symbol}: {len(good)} plotted"
+                               + (f", {len(skipped)} left out." if skipped else "."))
+        if skipped:
+            st.warning(md(f"{len(skipped)} of the {len(parsed)} values of {sparam.symbol} left out of the chart:")
+                       + "\n" + "\n".join(f"- {md(sparam.symbol)} = {param_text(v)}: {md(r)}" for v, r in skipped))
         if good:
             xs = [float(v) for v, _ in good]
             by_band = {b.name: [] for b in workload.bands}
@@ -200,11 +329,18 @@ else:
             fig = figures.sweep_errors(xs, by_band, plabel(sparam), log_y=log_y, log_x=log_x)
             st.plotly_chart(fig, key="chart_sweep")
             direction = {"higher": "to the right", "lower": "to the left"}.get(sparam.safer or "", "")
-            st.caption(
-                "Each line is one band of queries. Follow the small-count line to see privacy grow"
-                + (f" as {sparam.symbol} moves {direction} (the safer direction)" if direction else "")
-                + ", and the selectivity lines to see what that costs large counts. "
-                f"Same workload and release seed ({seed}) at every point.")
+            small, share, other = _bands_of(workload)
+            if small:
+                guide = (f"Follow the small-count line ({_names(small)}) to see privacy grow"
+                         + (f" as {sparam.symbol} moves {direction} (the safer direction)" if direction else "")
+                         + (", and the selectivity lines to see what that costs larger counts. " if share or other
+                            else ". "))
+            else:
+                guide = ("This workload has no small-count band, so the lines show utility only: lower is more "
+                         "accurate" + (f", and {sparam.symbol} {direction} is the safer direction" if direction
+                                       else "") + ". ")
+            st.caption(f"{plotted}. Each line is one band of queries. {guide}"
+                       f"Same workload and release seed ({seed}) at every point.")
 
 # ------------------------------------------------------------------ scatter
 st.header("Estimated against true answers")

@@ -104,3 +104,67 @@ def test_nothing_to_compare_says_what_to_do():
     at.multiselect(key="w_q_compare").set_value([]).run()
     no_exception(at)
     assert any("Choose at least one mechanism" in i.value for i in at.info)
+
+
+# ------------------------------------------------------------------ defaults follow the chosen mechanism
+def _settings_line(at) -> str:
+    from conftest import plain
+
+    return next(plain(c.value) for c in at.caption if c.value.startswith("Settings:"))
+
+
+def test_default_comparison_is_the_chosen_mechanism_and_its_papers_baselines_matched_to_it():
+    at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed000", "wl.queries": "600"})
+    no_exception(at)
+    assert at.multiselect(key="w_q_compare").value == ["sdr", "uniform", "anatomy"]
+    line = _settings_line(at)
+    # seed 002 §6: Anatomy at l = ceil(1/rho2) = 6 (its own Sanitize default is 5), UP at the same (rho1, rho2)
+    assert f"{MECHANISMS['anatomy'].title} at ℓ = 6 (matched to {MECHANISMS['sdr'].title}: ℓ = ⌈1/ρ₂⌉" in line
+    assert f"{MECHANISMS['uniform'].title} at p = derived, ρ₁ = 0.07692, ρ₂ = 0.1667 (matched to" in line
+    assert "cmp" not in at.query_params  # following the default, so a link follows the chosen mechanism too
+    # matching off: every mechanism at its own Sanitize parameters
+    at.toggle(key="w_q_match").set_value(False).run()
+    no_exception(at)
+    assert f"{MECHANISMS['anatomy'].title} at ℓ = 5 (its parameters from the Sanitize page" in _settings_line(at)
+    assert at.query_params["cmp.match"] == "false"
+
+
+def test_splu_is_compared_with_anatomy_at_l_gamma_dbr_and_laplace_at_ln3():
+    at = app(PAGE, query={"data": "adult", "mech": "splu", "gamma": "4", "wl": "seed000", "wl.queries": "600"})
+    no_exception(at)
+    assert at.multiselect(key="w_q_compare").value == ["splu", "anatomy", "dbr", "laplace"]
+    line = _settings_line(at)
+    assert f"{MECHANISMS['anatomy'].title} at ℓ = 4 (matched" in line
+    assert f"{MECHANISMS['laplace'].title} at ε = 1.099 (matched to {MECHANISMS['splu'].title}: ε = ln 3" in line
+
+
+def test_a_list_the_user_chose_is_kept_and_shared():
+    at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed000", "wl.queries": "600"})
+    at.multiselect(key="w_q_compare").set_value(["sdr", "dbr"]).run()
+    no_exception(at)
+    assert at.query_params["cmp"] == "sdr,dbr"
+    assert f"{MECHANISMS['dbr'].title} at no parameters (its parameters from the Sanitize page)" in _settings_line(at)
+
+
+def test_captions_follow_the_workloads_bands():
+    at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed002", "wl.conditions": "30"})
+    no_exception(at)
+    text = " ".join(c.value for c in at.caption)
+    assert "small-count band (true counts" not in text and "Follow the small-count line" not in text
+    assert "This workload has no small-count band" in text and "nested" in text
+    at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed000", "wl.queries": "600"})
+    text = " ".join(c.value for c in at.caption)
+    assert "small-count band (true counts 1 to 10)" in text and "Follow the small-count line" in text
+
+
+def test_a_sweep_says_how_many_values_it_plotted_and_which_it_left_out():
+    # seed 000's default gamma sweep 2, 3, 4, 5, 7, 10: 10 is not eligible on Adult (largest feasible 7)
+    at = app(PAGE, query={"data": "adult", "mech": "splu", "wl": "seed000", "wl.queries": "300",
+                          "cmp": "splu"})
+    no_exception(at)
+    assert charts(at)["chart_sweep"]["data"][0]["x"] == [2.0, 3.0, 4.0, 5.0, 7.0]
+    left_out = [w.value for w in at.warning if "left out" in w.value]
+    assert len(left_out) == 1 and "1 of the 6 values of γ left out" in left_out[0] and "γ = 10:" in left_out[0]
+    assert any(c.value.startswith("Plotted 5 of the 6 values of γ: 2, 3, 4, 5, 7.") for c in at.caption)
+    progress = " ".join(str(p.proto) for p in at.get("progress"))
+    assert "Evaluated 6 values of γ: 5 plotted, 1 left out." in progress and "Swept 6" not in progress

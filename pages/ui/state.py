@@ -21,7 +21,10 @@ key                    holds
 ``wb_bound_params``    ``{bound: {param: value}}``
 ``wb_query``           Query error page settings: ``kind``,
                        ``settings`` (``{kind: {param: value}}``),
-                       ``compare``, sweep and scatter choices
+                       ``compare`` (None = the chosen mechanism and its
+                       papers' baselines), ``match`` (baselines' parameters
+                       matched to the chosen mechanism), sweep and scatter
+                       choices
 ``wb_tradeoff``        Trade-offs page: ``settings`` (declared in
                        ``core.recommend.SETTINGS``), ``mechanisms``
 ``wb_suggested``       ``{"for": sample name, "applied": {mechanism:
@@ -34,6 +37,7 @@ and read once, on a session's first run::
 
     ?data=adult&sa=occupation&qi=age,sex&mech=uniform&p=auto&rho1=1/13&rho2=1/6&seed=1
      &bound=splu-utility&bound.gamma=10&wl=seed000&wl.queries=5000&wl.max_attrs=3&wl.seed=0&cmp=uniform,dbr
+     &cmp.match=false
 
 Parameter values use :func:`pages.ui.fmt.param_text` (fractions such as
 ``1/13`` and ``ln(3)`` stay exact and readable) and are parsed back with
@@ -253,8 +257,10 @@ def url_params() -> dict[str, str]:
         out["wl"] = str(q["kind"])
         for key, value in (q.get("settings", {}).get(q["kind"]) or {}).items():
             out[f"wl.{key}"] = param_text(value)
-    if q.get("compare") is not None:
+    if q.get("compare") is not None:  # None: the chosen mechanism and its baselines (the page's default)
         out["cmp"] = ",".join(q["compare"])
+    if q.get("match") is False:
+        out["cmp.match"] = "false"
     t = ss.get(TRADEOFF) or {}
     for key, value in (t.get("settings") or {}).items():
         out[f"to.{key}"] = param_text(value)
@@ -404,6 +410,14 @@ def restore(query: Mapping[str, Any]) -> list[str]:
         if unknown:
             notes.append(f"Ignored from the link: no mechanism named {', '.join(unknown)}.")
         query_settings()["compare"] = [c for c in chosen if c in MECHANISMS]
+    if "cmp.match" in q:
+        flag = q["cmp.match"].strip().lower()
+        if flag in {"true", "yes", "1", "on", "false", "no", "0", "off"}:
+            query_settings()["match"] = flag in {"true", "yes", "1", "on"}
+            used.add("cmp.match")
+        else:
+            notes.append(f"Ignored from the link: cmp.match must be true or false. Got {q['cmp.match']}.")
+            used.add("cmp.match")
     from core.recommend import SETTINGS
 
     t = ss.setdefault(TRADEOFF, {})
