@@ -584,24 +584,3 @@ def priview_records(at_codes: Sequence[np.ndarray], at_gid, st_gid, st_a, st_sa,
     cols = list(cells.qi_codes)
     cols.insert(split, cells.target // m)
     return Records(cols, qi_domains, cells.target % m, m, weights=cells.weights)
-
-
-# ------------------------------------------------------------------ figure
-def privacy_histograms(presence: np.ndarray, association: np.ndarray, alpha: float, beta: float,
-                       title_suffix: str = ""):
-    """Two histograms over groups: presence against alpha, association against beta (plotly)."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(rows=1, cols=2, subplot_titles=(f"presence per group{title_suffix}",
-                                                        f"association per group{title_suffix}"))
-    for col, (vals, bound, name) in enumerate(((presence, alpha, "α"), (association, beta, "β")), start=1):
-        fig.add_trace(go.Histogram(x=np.asarray(vals, float), nbinsx=40, name=f"groups ({name})",
-                                   marker_color="#4c78a8" if col == 1 else "#f58518"), row=1, col=col)
-        fig.add_vline(x=bound, line_dash="dash", line_color="crimson", annotation_text=f"{name} = {bound:g}",
-                      row=1, col=col)
-    fig.update_xaxes(title_text="Pr(t ∈ T)", row=1, col=1)
-    fig.update_xaxes(title_text="Pr((t, s) ∈ T | t ∈ T)", row=1, col=2)
-    fig.update_yaxes(title_text="groups", row=1, col=1)
-    fig.update_layout(showlegend=False, height=340, margin=dict(t=40, b=40))
-    return fig

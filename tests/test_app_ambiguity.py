@@ -55,8 +55,6 @@ def test_toy_views_render():
     assert published[alpha[0]] == "0.5"
 
 
-@pytest.mark.xfail(strict=True, reason="the view draws core.ambiguity.privacy_histograms; pages/ui/views/_groups.py "
-                   "(not ours) should draw core.figures.bound_histograms: then remove this marker")
 def test_groups_at_beta_are_drawn_as_meeting_it():
     # every group of the toy release at beta = 1/4 holds 4 different values once: association exactly 1/4
     at = app(SANITIZE, query={"data": "toy-ambiguity", "mech": "ambiguity", "alpha": "0.5", "beta": "0.25",

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.ambiguity import privacy_histograms
+from core.figures import bound_histograms
 from core.mechanisms.ambiguity import group_stats, group_tables
 from core.release import Release
 from core.table import Dataset
@@ -67,7 +67,7 @@ def render(release: Release, data: Dataset) -> None:
                        "is chosen.")
 
     if G:
-        fig = privacy_histograms(stats["presence"], stats["association"], alpha, beta)
+        fig = bound_histograms(stats["presence"], stats["association"], alpha, beta)
         st.plotly_chart(fig, key=f"{ns}_hist")
         st.caption("Each bar counts groups. Everything left of the dashed line meets the bound; bars right of it "
                    "are groups an adversary can say more about than the bound allows.")
