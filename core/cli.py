@@ -145,13 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("recommend", help="the settings per mechanism that meet stated targets with the best utility")
     explorer_args(p)
     p.add_argument("--small-privacy", type=float, default=0.6, metavar="P",
-                   help="small counts (1-10): at least this chance of a 30%% error (default 0.6; negative = no target)")
+                   help="small counts (1-10): at least this chance of a 30%% error, in [0, 1] (default 0.6; negative = "
+                        "no target)")
     p.add_argument("--large-error", type=float, default=0.10, metavar="E",
-                   help="large counts: mean relative error at most this (default 0.10; negative = no target)")
+                   help="large counts: mean relative error at most this, in (0, 10] (default 0.10; negative = no target)")
     p.add_argument("--selectivity", type=float, default=0.01, metavar="S",
-                   help="... for queries of at least this selectivity (default 0.01)")
+                   help="... for queries of at least this selectivity, in [0.005, 0.05] (default 0.01)")
     p.add_argument("--max-lift", type=float, default=1.5, metavar="L",
-                   help="inference lift over the global mode at most this (default 1.5; negative = no target)")
+                   help="inference lift over the global mode at most this, in [0.5, 10] (default 1.5; negative = no target)")
 
     p = sub.add_parser("report", help="a self-contained HTML report for a review meeting")
     explorer_args(p)
@@ -333,6 +334,8 @@ def cmd_recommend(args) -> dict[str, Any]:
         checks = "; ".join(f"{c.target} {('-' if c.value is None else f'{c.value:.3g}')} "
                            f"({'ok' if c.ok else 'fails'}, {c.source})" for c in r.checks)
         lines.append(f"  {r.mechanism:<15}{params}: {verdict}\n      {checks}")
+        if r.caveat:
+            lines.append(f"      note: {r.caveat}")
     out["_text"] = "\n".join(lines)
     return out
 

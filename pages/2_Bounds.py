@@ -95,7 +95,7 @@ if notes:
     for start in range(0, len(items), per_row):
         cols = st.columns(per_row)
         for col, (key, value) in zip(cols, items[start:start + per_row]):
-            col.metric(readable(key), with_unit(key, value))
+            col.metric(readable(key, name), with_unit(key, value, name))
 
 with st.expander("What this curve shows", expanded=False):
     st.markdown(bound.explain)
