@@ -16,9 +16,9 @@ st.markdown(
     "side of the trade-off: the Query error page shows what the same settings cost in accuracy.")
 
 data = ui.dataset_or_empty_state()
-ui.sidebar_status()
-state.sync_url()
 if data is None:
+    ui.sidebar_status()
+    state.sync_url()
     st.stop()
 
 modules = attacks.discover()
@@ -33,5 +33,9 @@ else:
             except Exception as exc:  # one broken view must not hide the others or show a traceback
                 st.error(f"This view failed on the current table ({type(exc).__name__}: {md(exc)}); "
                          "please report it.")
+# after the tabs: a tab may move shared parameters (reconstruction's lambda, delta), which the sidebar and the
+# link must show in this run, not one run late
+ui.sidebar_status()
+state.sync_url()
 
 experiments.render("attacks", data, heading="More attack experiments from the papers")

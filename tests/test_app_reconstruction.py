@@ -32,7 +32,7 @@ def test_attacks_page_lists_both_views():
 def test_done_when_adult_micro_group_reconstruction():
     # Adult, occupation as SA, seven QIs, p = 0.46, lambda = delta = 0.5: 123 of 14,668 groups open under plain
     # UP, 0 in the RP release, and for the most exposed group the two estimate distributions side by side
-    at = app(ATTACKS)
+    at = app(ATTACKS, query={"lambda": "0.5", "delta": "0.5", "mech": "reconstruction"})
     no_exception(at)
     text = _markdown(at)
     assert "plain UP leaves 123 of 14,668 micro groups open to reconstruction" in text
@@ -51,8 +51,36 @@ def test_done_when_adult_micro_group_reconstruction():
     assert rp["independent trials"] < up["independent trials"]
 
 
+def _sidebar(at) -> str:
+    return " ".join(c.value for c in at.sidebar.caption)
+
+
+def test_the_tab_the_sidebar_and_the_sanitize_page_show_the_same_lambda_and_delta():
+    # a link without lambda/delta: the paper's 0.3/0.3 everywhere (the tab used to start at 0.5 on its own)
+    at = app(ATTACKS, query={"mech": "reconstruction"})
+    no_exception(at)
+    assert at.slider(key="w_atk_reconstruction_lambda").value == 0.3
+    assert at.slider(key="w_atk_reconstruction_delta").value == 0.3
+    assert "λ = 0.3, δ = 0.3" in _sidebar(at)
+    assert "plain UP leaves 0 of 14,668 micro groups open" in _markdown(at)
+    # one click shows the attack at 0.5, and the sidebar, the link and the Sanitize page follow in the same run
+    at.button(key="atk_reconstruction_demo").click().run()
+    no_exception(at)
+    assert "plain UP leaves 123 of 14,668 micro groups open" in _markdown(at)
+    assert "λ = 0.5, δ = 0.5" in _sidebar(at)
+    assert at.query_params["lambda"] == "0.5" and at.query_params["delta"] == "0.5"
+    # a slider moved in the tab shows in the sidebar in the same run, not one run late
+    at.slider(key="w_atk_reconstruction_delta").set_value(0.4).run()
+    no_exception(at)
+    assert "δ = 0.4" in _sidebar(at)
+    at.switch_page(SANITIZE).run()
+    no_exception(at)
+    assert at.slider(key="w_m_reconstruction_lambda").value == 0.5
+    assert at.slider(key="w_m_reconstruction_delta").value == 0.4
+
+
 def test_attack_widgets_move():
-    at = app(ATTACKS)
+    at = app(ATTACKS, query={"lambda": "0.5", "delta": "0.5", "mech": "reconstruction"})
     no_exception(at)
     first = json.dumps(charts(at)["atk_reconstruction_hist"]["data"], sort_keys=True)
     # another target among the exposed groups

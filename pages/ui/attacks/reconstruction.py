@@ -23,16 +23,18 @@ from core.mechanisms.reconstruction import (
 from core.table import Dataset
 from pages.ui import cached, state
 from pages.ui.fmt import md
-from pages.ui.params import param_inputs
+from pages.ui.params import param_inputs, set_values
 
 TITLE = "Micro-group reconstruction (seed 001)"
 ORDER = 10
 
 NAME = "reconstruction"
 NS = "atk_reconstruction"
-#: where the view starts when the reconstruction parameters were never set: the paper's defaults
-#: (lambda = delta = 0.3) leave no micro group of Adult open, 0.5 shows the attack
-START = {"lambda": 0.5, "delta": 0.5}
+#: a setting offered in one click when the current one leaves no micro group open: the paper's defaults
+#: (lambda = delta = 0.3) leave none of Adult's open, 0.5 opens 123.  The view never applies it by itself:
+#: lambda, delta, p and the bounds are the reconstruction mechanism's parameters, shared with the Sanitize
+#: page and the sidebar, so all three always show the same values.
+DEMO = {"lambda": 0.5, "delta": 0.5}
 EXPOSED_LISTED = 100
 
 
@@ -106,9 +108,11 @@ def render(data: Dataset) -> None:
         "group where one sensitive value dominates, the estimate is accurate, and the person's value is "
         "exposed. Seed 001 asks that an error beyond λ stays at least δ likely in both directions (tested with "
         "Chernoff bounds), and its Algorithm 1 (RP) randomises only a sample of each group that fails.")
-    store = state.mech_params(NAME) or dict(START)
-    raw = param_inputs(mech.params, store, NS, derive=lambda r: mech.derived(data, mech.resolve(r)), columns=4)
+    raw = param_inputs(mech.params, state.mech_params(NAME), NS,
+                       derive=lambda r: mech.derived(data, mech.resolve(r)), columns=4)
     state.set_mech_params(NAME, raw)
+    st.caption(f"These are the parameters of {mech.title} on the Sanitize page (and in the sidebar when it is the "
+               "chosen mechanism): moving them here moves them there.")
     try:
         values = mech.resolve(raw)
         p = mech.derived(data, values)["p"]
@@ -136,6 +140,17 @@ def render(data: Dataset) -> None:
         f"{g.n_groups:,} micro groups open to reconstruction** ({share:.1%} of the records live in them). "
         + (after_text if open_n else "No group is open: the attack below fails by the paper's test at these "
                                     "settings (raise λ, δ or p)."))
+    if not open_n and (lam, delta) != (DEMO["lambda"], DEMO["delta"]):
+        demo = analyse(micro_groups(data), p, data.m, DEMO["lambda"], DEMO["delta"], family)
+        n_demo = int(demo.violating.sum())
+        if n_demo:
+            def _demo():
+                state.set_mech_params(NAME, {**state.mech_params(NAME), **DEMO})
+                set_values(mech.params, NS, DEMO)
+
+            st.button(f"Show the attack at λ = δ = {DEMO['lambda']:g} ({n_demo:,} micro groups open)",
+                      key=f"{NS}_demo", on_click=_demo, type="primary",
+                      help="Sets λ and δ of the reconstruction mechanism, here and on the Sanitize page.")
 
     # ------------------------------------------------------------- the target
     exposure = g.size / an.s_g
@@ -149,13 +164,15 @@ def render(data: Dataset) -> None:
         n_sample = None
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("records in the group |g|", f"{size:,}")
-    m2.metric(f"most frequent value ({g.top_frequency[gid]:.0%} of the group)", str(data.sa_labels[top]))
+    m2.metric(f"most frequent value ({g.top_frequency[gid]:.0%})", str(data.sa_labels[top]),
+              help=f"'{md(data.sa_labels[top])}' holds {g.top_frequency[gid]:.1%} of the group's records.")
     m3.metric("size threshold s_g", f"{an.s_g[gid]:,.1f} records",
               help="Largest group size that passes the (λ, δ) test with this top share (Theorems 5.11, 5.13).")
-    m4.metric("randomised under RP" + (" (resampled)" if n_sample else " (cannot be repaired)" if stuck
-                                       else " (as plain UP)"),
-              "—" if stuck else f"{n_sample if n_sample else size:,} records",
-              help="Independent coin flips behind the group's published values under Algorithm 1.")
+    how = ("resampled: only these records are randomised, then copied back to the group's size" if n_sample
+           else "the group fails the test even with one randomised record: Algorithm 1 cannot repair it" if stuck
+           else "the group passes the test, so RP randomises every record, as plain UP does")
+    m4.metric("randomised under RP", "cannot repair" if stuck else f"{n_sample if n_sample else size:,} records",
+              help=f"Independent coin flips behind the group's published values under Algorithm 1: {how}.")
 
     left, right = st.columns([2, 3])
     with left:
