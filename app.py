@@ -161,7 +161,7 @@ with left:
         f"groups of at most {largest:,} values are possible here.")
 with right:
     st.markdown(f"**First rows of {md(uidata.table_label())}** ({len(table):,} rows in all)")
-    st.dataframe(table.frame.head(20), hide_index=True, height=420)
+    st.dataframe(table.frame.head(20), hide_index=True, height=420, placeholder="")  # missing: empty, not "None"
     st.caption("As loaded, before any sanitization. Only the chosen SA and QI columns are used.")
 
 # ------------------------------------------------------------------ eligibility

@@ -137,17 +137,19 @@ for note in release.notes:
 left, right = st.columns(2)
 with left:
     st.markdown(f"**Original** (first 20 of {data.n:,} records)")
-    st.dataframe(uidata.original_preview(data), hide_index=True, key="preview_original")
+    st.dataframe(uidata.original_preview(data), hide_index=True, key="preview_original", placeholder="")
 with right:
     if len(release.tables) == 1:
         tname, table = next(iter(release.tables.items()))
         st.markdown(f"**Published: {tname}** (first 20 of {len(table):,} rows)")
-        st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True, key="preview_release")
+        st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True, key="preview_release",
+                     placeholder="")
     else:
         tabs = st.tabs([f"{t} ({len(tab):,} rows)" for t, tab in release.tables.items()])
         for tab, (tname, table) in zip(tabs, release.tables.items()):
             with tab:
-                st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True, key=f"preview_release_{tname}")
+                st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True,
+                             key=f"preview_release_{tname}", placeholder="")
 if any(len(t) == data.n for t in release.tables.values()):
     st.caption("Published rows are shuffled, so row 1 on the right is not row 1 on the left: "
                "compare distributions, not rows.")

@@ -259,7 +259,8 @@ else:
         for name, ev in done.items():
             bands = ev.bands()
             errors[MECHANISMS[name].title] = [b["mean_relative_error"] for b in bands]
-            table[MECHANISMS[name].title] = [number(b["mean_relative_error"], 3) for b in bands]
+            table[MECHANISMS[name].title] = [None if b["mean_relative_error"] is None
+                                             else number(b["mean_relative_error"], 3) for b in bands]
         st.markdown("**Mean relative error by band** (|estimate − true| / true; lower = more accurate)")
         st.dataframe(pd.DataFrame(table), hide_index=True, key="band_table", placeholder="no query")
         st.plotly_chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")

@@ -112,6 +112,13 @@ def test_query_error_experiments():
     no_exception(at)
     results = frame_with(at, "MSE (Def. 3)")
     assert {"TwoSize", "MultiSize", "Optimal"} <= set(results["method"])
+    # a missing value (Anatomy not eligible at theta = 8 on toy-sdr: no query error) is an empty cell, not
+    # "None", and the note says why
+    missing = results[results["mean relative error"].isna()]
+    assert len(missing) and missing["method"].str.startswith("Anatomy").all()
+    assert missing["note"].str.startswith("not eligible").all()
+    grid = next(d for d in at.dataframe if "MSE (Def. 3)" in d.value.columns)
+    assert grid.proto.HasField("placeholder") and grid.proto.placeholder == ""
     at.selectbox(key="w_exp_query_error").set_value("seed003-scaleup").run()
     at.text_input(key="w_exp_seed003-scaleup_gammas").set_value("1,2").run()
     at.button(key="w_exp_run_seed003-scaleup").click().run()

@@ -168,3 +168,14 @@ def test_a_sweep_says_how_many_values_it_plotted_and_which_it_left_out():
     assert any(c.value.startswith("Plotted 5 of the 6 values of γ: 2, 3, 4, 5, 7.") for c in at.caption)
     progress = " ".join(str(p.proto) for p in at.get("progress"))
     assert "Evaluated 6 values of γ: 5 plotted, 1 left out." in progress and "Swept 6" not in progress
+
+
+def test_a_band_without_queries_says_so_instead_of_none():
+    # toy-sdr has 42 records: no query answers 0.5% to 1% of them (a fraction of one record)
+    at = app(PAGE, query={"data": "toy-sdr", "wl": "seed000", "wl.queries": "300", "cmp": "sdr,uniform"})
+    no_exception(at)
+    table = _bands(at)
+    empty = table[table["queries"] == "0"]
+    assert len(empty) and empty[MECHANISMS["uniform"].title].isna().all()
+    grid = next(d for d in at.dataframe if "band" in d.value.columns)
+    assert grid.proto.placeholder == "no query"

@@ -38,6 +38,8 @@ def test_error_against_theta_reproduces_the_adult_losses(adult):
     assert rows["MultiSize"]["loss"] == 158_967
     assert rows["Optimal"]["loss"] == 97_739
     assert rows["Anatomy (ℓ = 45)"]["mean relative error"] is None  # infeasible on Adult
+    assert rows["Anatomy (ℓ = 45)"]["note"].startswith("not eligible: ℓ = 45 is above the largest feasible ℓ = 7")
+    assert rows["MultiSize"]["note"] == ""
     assert rows["Optimal"]["MSE (Def. 3)"] < rows["MultiSize"]["MSE (Def. 3)"] < rows["TwoSize"]["MSE (Def. 3)"]
     assert all(0 < rows[k]["mean relative error"] < 1 for k in ("TwoSize", "MultiSize", "Optimal"))
     assert len(res.figures) == 2 and any("infeasible" in n for n in res.notes)

@@ -215,21 +215,29 @@ def _error_vs_theta(data: Dataset, s: dict[str, Any], progress=None) -> Experime
             err[label].append(re)
             rows.append({"θ": t, "method": label, "loss": pub["loss"], "MSE (Def. 3)": pub["mse"],
                          "mean relative error": re, "query MSE": ev.mse(),
-                         "bucket sizes": len(pub["bucket_setting"]), "seconds": time.perf_counter() - t0})
+                         "bucket sizes": len(pub["bucket_setting"]), "seconds": time.perf_counter() - t0,
+                         "note": ""})
         _tick(progress, done / steps, f"Anatomy at θ = {t}…")
         done += 1
         l = l_for_theta(data.sa_counts, t, s["b"])
         a_loss = anatomy_loss(data.n, l)
         mse["Anatomy"].append(a_loss / (data.n - 1))
+        # a missing value says why in the note column (the page shows it as an empty cell, not "None")
         row = {"θ": t, "method": f"Anatomy (ℓ = {l})", "loss": a_loss, "MSE (Def. 3)": a_loss / (data.n - 1),
-               "mean relative error": None, "query MSE": None, "bucket sizes": 2, "seconds": None}
+               "mean relative error": None, "query MSE": None, "bucket sizes": 2, "seconds": None,
+               "note": (f"not eligible: ℓ = {l} is above the largest feasible ℓ = {top}; loss and MSE from groups "
+                        "of ℓ and ℓ + 1 ignoring privacy, no query error")}
         if l <= top:
+            t0 = time.perf_counter()
             try:
                 ev = evaluate(data, "anatomy", {"l": l}, wl, s["seed"])
                 row["mean relative error"] = mean_relative_error(wl.true, ev.estimates)
                 row["query MSE"] = ev.mse()
+                row["seconds"] = time.perf_counter() - t0
+                row["note"] = ""
             except WorkbenchError as exc:
                 notes.append(f"Anatomy at ℓ = {l}: {exc}")
+                row["note"] = f"not eligible: {exc}"
         err["Anatomy"].append(row["mean relative error"])
         rows.append(row)
     _tick(progress, 1, "done")

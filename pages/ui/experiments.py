@@ -72,7 +72,8 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
             st.caption(caption)
         for i, (title, frame, caption) in enumerate(result.tables):
             st.markdown(f"**{md(title)}**")
-            st.dataframe(frame, hide_index=True, key=f"exp_{name}_table_{i}")
+            # a missing value (a setting left out: its note says why) is an empty cell, not "None"
+            st.dataframe(frame, hide_index=True, key=f"exp_{name}_table_{i}", placeholder="")
             st.caption(caption)
     else:
         st.caption("Press Run to compute it on the loaded table (it may take a few seconds; the result is kept).")
