@@ -63,3 +63,30 @@ def test_experiments_run_on_demand_and_follow_their_settings(monkeypatch, page, 
     # a result already shown reruns with the new settings only when asked
     at.button(key="w_exp_run_fake").click().run()
     assert calls[-1] == 5
+
+
+def test_an_experiment_figure_shows_its_title_once(monkeypatch):
+    from conftest import charts
+
+    def run(data, settings, progress):
+        own = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+        own.update_layout(title={"text": "Error on this table (m = 14)"})
+        same = go.Figure(go.Scatter(x=[1, 2], y=[2, 1]))
+        same.update_layout(title={"text": "Figure 5 of the paper"})
+        bare = go.Figure(go.Scatter(x=[1, 2], y=[3, 3]))
+        return ExperimentResult(figures=[("Figure 4 of the paper", own, "c1"),
+                                         ("Figure 5 of the paper", same, "c2"),
+                                         ("Figure 6 of the paper", bare, "c3")])
+
+    monkeypatch.setitem(exps.EXPERIMENTS, "titles", Experiment("titles", "Titles", "nowhere", "x", (), run,
+                                                                 page="attacks"))
+    at = app(PAGE)
+    at.selectbox(key="w_exp_attacks").set_value("titles").run()
+    at.button(key="w_exp_run_titles").click().run()
+    no_exception(at)
+    figs = charts(at)
+    titles = [figs[f"exp_titles_fig_{i}"]["layout"]["title"]["text"] for i in range(3)]
+    assert titles == ["Figure 4 of the paper<br><sup>Error on this table (m = 14)</sup>",
+                      "Figure 5 of the paper", "Figure 6 of the paper"]
+    # no second copy above the chart
+    assert not [m for m in at.markdown if "Figure 4 of the paper" in m.value or "Figure 5 of the paper" in m.value]

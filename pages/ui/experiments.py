@@ -22,6 +22,34 @@ from .params import param_inputs
 STORE = "wb_experiments"
 
 
+def titled(fig, title: str):
+    """A copy of ``fig`` whose title is the experiment's ``title``, once.
+
+    The experiments give each figure a title (which paper figure it
+    reproduces) and most figures carry their own (what was measured on
+    which table); drawing both showed two titles.  The figure's own title
+    becomes a smaller second line only when it has words the first lacks
+    ("Retention probability, adult (m = 14)" under "Retention of UP and PP
+    (seed 002 Table 2, for this table)"), never when it repeats it.
+    """
+    import re
+
+    import plotly.graph_objects as go
+
+    out = go.Figure(fig)
+    own = (out.layout.title.text or "").strip()
+
+    def words(text: str) -> set[str]:
+        return set(re.findall(r"\w+", text.lower()))
+
+    text = title if not own or words(own) <= words(title) else f"{title}<br><sup>{own}</sup>"
+    out.update_layout(title={"text": text, "x": 0})
+    if "<br>" in text:
+        top = out.layout.margin.t if out.layout.margin.t is not None else 80
+        out.update_layout(margin={"t": max(top, 90)})
+    return out
+
+
 @st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
 def _run(_data: Dataset, data_key: str, name: str, settings: tuple, _progress=None):
     return _experiments.get(name)(_data, dict(settings), _progress)
@@ -67,8 +95,7 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
         for note in result.notes:
             st.info(md(note))
         for i, (title, fig, caption) in enumerate(result.figures):
-            st.markdown(f"**{md(title)}**")
-            st.plotly_chart(fig, key=f"exp_{name}_fig_{i}")
+            st.plotly_chart(titled(fig, title), key=f"exp_{name}_fig_{i}")
             st.caption(caption)
         for i, (title, frame, caption) in enumerate(result.tables):
             st.markdown(f"**{md(title)}**")
