@@ -179,7 +179,6 @@ def test_the_pages_command_reproduces_the_pages_release(tmp_path):
     """Issue 2's 'done when': the release shown on the page is what its manifest's command writes."""
     import shlex
 
-    import pandas as pd
 
     from core import mechanisms
     from core.cli import main
