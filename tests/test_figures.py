@@ -104,8 +104,6 @@ def test_seed002_colours_pp_up_and_anatomy_as_the_mechanisms():
     assert seed002.COLOURS["Ana"] == figures.MECHANISM_COLOURS["anatomy"]
 
 
-@pytest.mark.xfail(strict=True, reason="core/experiments/seed003.py (not ours) colours Anatomy PALETTE[3], "
-                   "bucketization's colour; it should use figures.mechanism_colour('anatomy')")
 def test_seed003_colours_anatomy_as_the_mechanism():
     from core.experiments import seed003
 

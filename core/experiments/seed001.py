@@ -37,7 +37,7 @@ from . import Experiment, ExperimentResult
 from .. import mechanisms
 from ..errors import ParameterError, WorkbenchError
 from ..evaluate import evaluate_release
-from ..figures import PALETTE, _base
+from ..figures import PALETTE, _base, mechanism_colour
 from ..mechanisms.reconstruction import FAMILIES, analyse, group_labels, micro_groups
 from ..params import Param
 from ..table import Dataset
@@ -72,13 +72,19 @@ def subsample(data: Dataset, n: int, seed: int = 0) -> Dataset:
     )
 
 
+#: series names that stand for a mechanism: drawn in its fixed colour (core.figures.MECHANISM_COLOURS)
+_MECHANISM_OF = {"UP": "uniform", "plain UP": "uniform", "RP (Algorithm 1)": "reconstruction"}
+
+
 def _lines(x, series: dict[str, Sequence[float]], title: str, x_label: str, y_label: str,
            dashes: dict[str, str] | None = None) -> go.Figure:
     fig = go.Figure()
     for i, (name, y) in enumerate(series.items()):
+        colour = _MECHANISM_OF.get(name)
         fig.add_trace(go.Scatter(
             x=list(x), y=[np.nan if v is None else v for v in y], name=name, mode="lines+markers",
-            line={"color": PALETTE[i % len(PALETTE)], "dash": (dashes or {}).get(name, "solid")},
+            line={"color": mechanism_colour(colour) if colour else PALETTE[i % len(PALETTE)],
+                  "dash": (dashes or {}).get(name, "solid")},
             hovertemplate=f"{name}<br>{x_label} = %{{x:.4g}}<br>%{{y:.4g}}<extra></extra>",
         ))
     return _base(fig, title, x_label, y_label)
@@ -385,8 +391,8 @@ def estimate_histogram(up: np.ndarray, rp: np.ndarray | None, f: float, lam: flo
     fig = go.Figure()
     lo = min(float(np.min(up)), float(np.min(rp)) if rp is not None else 1.0, (1 - lam) * f) - 0.02
     hi = max(float(np.max(up)), float(np.max(rp)) if rp is not None else 0.0, (1 + lam) * f) + 0.02
-    for name, est, step, colour in (("plain UP", up, steps[0], PALETTE[0]),
-                                    ("RP (Algorithm 1)", rp, steps[1], PALETTE[1])):
+    for name, est, step, colour in (("plain UP", up, steps[0], mechanism_colour("uniform")),
+                                    ("RP (Algorithm 1)", rp, steps[1], mechanism_colour("reconstruction"))):
         if est is None:
             continue
         width = max((hi - lo) / 60, step or 0.0)

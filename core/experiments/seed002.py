@@ -37,7 +37,7 @@ from plotly.subplots import make_subplots
 from ..bounds.retention import gamma_from_rho, retention_from_gamma
 from ..errors import ParameterError, WorkbenchError
 from ..evaluate import Evaluation, evaluate
-from ..figures import PALETTE, TRUTH
+from ..figures import TRUTH, mechanism_colour
 from ..mechanisms.sdr import natural_rank, plan
 from ..params import Param
 from ..table import Dataset
@@ -47,7 +47,7 @@ from . import Experiment, ExperimentResult
 __all__ = ["EXPERIMENTS", "subset", "suppress_for_anatomy", "paper_table2", "subtable_retention_figure"]
 
 THRESHOLDS = (0.001, 0.005, 0.01)
-COLOURS = {"PP": PALETTE[1], "UP": PALETTE[0], "Ana": PALETTE[2]}
+COLOURS = {"PP": mechanism_colour("sdr"), "UP": mechanism_colour("uniform"), "Ana": mechanism_colour("anatomy")}
 
 #: seed 002 Table 2, OCC-300K (rho1 = 1/13, rho2 = 1/L), as printed
 PAPER_TABLE2 = {6: (0.029, 0.090), 5: (0.040, 0.123), 4: (0.059, 0.173), 3: (0.094, 0.257)}

@@ -33,7 +33,7 @@ import plotly.graph_objects as go
 from .. import bucketing as bk
 from ..errors import ParameterError, WorkbenchError
 from ..evaluate import evaluate
-from ..figures import PALETTE, TRUTH
+from ..figures import PALETTE, TRUTH, mechanism_colour
 from ..params import Param
 from ..table import Dataset
 from ..workloads.seed003 import mean_relative_error, seed003 as seed003_workload
@@ -42,7 +42,9 @@ from . import Experiment, ExperimentResult
 __all__ = ["EXPERIMENTS", "l_for_theta", "anatomy_loss", "bucket_size_figure", "fprime_figure",
            "l_theta_figure", "widen"]
 
-COLOURS = {"TwoSize": PALETTE[0], "MultiSize": PALETTE[1], "Optimal": PALETTE[2], "Anatomy": PALETTE[3],
+# MultiSize is the bucketization mechanism's default and Anatomy a mechanism: their fixed colours
+COLOURS = {"TwoSize": PALETTE[0], "MultiSize": mechanism_colour("bucketization"), "Optimal": PALETTE[7],
+           "Anatomy": mechanism_colour("anatomy"),
            "Full-pruning": PALETTE[1], "Loss-pruning": PALETTE[0], "No-pruning": PALETTE[3]}
 SCALEUP_MILP_SECONDS = 10.0
 METHODS = (("TwoSize", "two"), ("MultiSize", "multi"), ("Optimal", "optimal"))

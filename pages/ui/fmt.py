@@ -163,7 +163,8 @@ SCOPED: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 _PROBABILITY_UNITS = {"probability", "share"}
-_SINGULAR = {"records": "record", "values": "value", "groups": "group", "values per group": "value per group"}
+_SINGULAR = {"records": "record", "values": "value", "groups": "group", "values per group": "value per group",
+             "sub-tables": "sub-table", "buckets": "bucket"}
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$])")

@@ -24,7 +24,9 @@ def render(release: Release, data: Dataset) -> None:
 
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("QI-groups", f"{G:,}")
-    c2.metric("records placed", f"{release.rows_out:,} of {data.n:,}")
+    c2.metric("records placed", f"{release.rows_out:,}",
+              help=f"of {data.n:,} records in the table ({release.rows_out / max(data.n, 1):.1%}); the others are "
+                   "unplaced (see below).")
     c3.metric("max presence", f"{priv['max_presence']:.4g}", help=f"Bound α = {alpha:g}. "
               + ("Theorem 1: |G| / Π|G_ATi|, recomputed from the published ATs and ST." if kind == "ambiguity" else
                  "Exact, from the published AT and ST (possible worlds pairing AT rows with ST records)."))
