@@ -16,11 +16,11 @@ uniform in 0..gamma-1, seed 003 §7.3.2) it prints the median seconds of
 * a seed 003 workload of ``--queries`` queries: true answers plus the
   estimates from the multi-size release (at ``--workload-gammas`` only).
 
-Measured on this 2-core machine (repeat 2-3): Adult sanitize two 0.04 s,
-multi 0.30 s, two-size search 0.02 s for every gamma; census:500000
-sanitize two 0.25-1.06 s, multi 0.6-1.13 s, search 0.02-0.06 s (flat in
-|SA|, as Figure 7's "Full-pruning"); 1,000-query workload 0.9 s on Adult,
-about 5 s on census:500000.
+Measured on this 2-core machine (repeat 3): Adult sanitize two 0.04 s,
+multi 0.12-0.36 s, two-size search 0.02 s for every gamma; census:500000
+sanitize two 0.24-0.53 s, multi 0.56-0.85 s, search 0.02-0.05 s (flat in
+|SA| from 50 to 3,120 values, as Figure 7's "Full-pruning"); 1,000-query
+seed 003 workload 0.44 s on Adult, 2.8 s on census:500000.
 """
 
 from __future__ import annotations
