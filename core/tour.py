@@ -174,10 +174,9 @@ def _buckets_table():
 
     fp = _ex3_fp()
     rows = [0, 8, 12]
-    return pd.DataFrame({"values": ["x1 … x8", "x9 … x12", "x13, x14"], "records each (o_i)": _EX3[rows],
-                         "share f_i": [frac(f) for f in _EX3[rows] / 50], "allowed f'_i = 2 f_i + 0.05":
-                         [f"{v:.2f}" for v in fp[rows]], "max per bucket of 4": caps(fp, 4)[rows],
-                         "max per bucket of 14": caps(fp, 14)[rows]})
+    return pd.DataFrame({"values": ["x1 … x8", "x9 … x12", "x13, x14"], "o_i": _EX3[rows],
+                         "f_i": [frac(f) for f in _EX3[rows] / 50], "f'_i": [f"{v:.2f}" for v in fp[rows]],
+                         "max in a bucket of 4": caps(fp, 4)[rows], "of 14": caps(fp, 14)[rows]})
 
 
 def _buckets() -> list[Check]:
@@ -281,8 +280,8 @@ STEPS: tuple[Step, ...] = (
         "F'-privacy lets each sensitive value have its own limit f'_i on its share inside any bucket: rare values "
         "(here x1 … x8, one record each) need big buckets to stay below their limit, common ones fit in small "
         "buckets. With buckets of one size all would be as big as the rarest value needs; two sizes (nine "
-        "buckets of 4 and one of 14) lose much less. The table shows how many records of each value a bucket "
-        "may hold.",
+        "buckets of 4 and one of 14) lose much less. The table gives each value's records o_i, share f_i, limit "
+        "f'_i = 2 f_i + 0.05 and how many of its records a bucket of 4 or of 14 may hold (floor(f'_i S)).",
         _buckets, "Sanitize?data=toy-bucket&sa=disease&mech=bucketization&theta=2&seed=1", ("bucketization",),
         table=_buckets_table),
     Step(
