@@ -177,6 +177,7 @@ def test_placeable_brute_force():
         assert feas["max_placeable"] == best
 
 
+@pytest.mark.slow
 def test_same_seed_same_release_and_candidates_one_still_private(adult):
     a = mechanisms.sanitize(adult, "ambiguity", {"beta": 0.2}, seed=7)
     b = mechanisms.sanitize(adult, "ambiguity", {"beta": 0.2}, seed=7)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pandas as pd
-
+import pytest
 from test_cli import ok, run_inprocess
 
 
@@ -27,6 +27,7 @@ def test_ambiguity_sanitize_writes_one_at_per_qi_and_st(tmp_path):
     assert age["gid"].nunique() == priv["groups"] == info["manifest"]["privacy"]["groups"]
 
 
+@pytest.mark.slow
 def test_priview_sanitize_writes_at_and_st_and_reports_both_theorem6_and_exact(tmp_path):
     out = tmp_path / "pv"
     ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "priview", "--param", "beta=1/7",
@@ -41,6 +42,7 @@ def test_priview_sanitize_writes_at_and_st_and_reports_both_theorem6_and_exact(t
     assert p["max_association"] >= p["max_association_paper"]
 
 
+@pytest.mark.slow
 def test_evaluate_both():
     for mech in ("ambiguity", "priview"):
         res = json.loads(ok("evaluate", "adult", "--sensitive", "occupation", "--mechanism", mech,

@@ -10,6 +10,7 @@ SANITIZE = "pages/1_Sanitize.py"
 ATTACKS = "pages/4_Attacks.py"
 
 
+@pytest.mark.slow
 def test_ambiguity_view_on_adult_explains_unplaced_records():
     at = app(SANITIZE, query={"data": "adult", "mech": "ambiguity", "alpha": "0.1", "beta": "0.1", "seed": "1"})
     no_exception(at)
@@ -30,6 +31,7 @@ def test_ambiguity_view_on_adult_explains_unplaced_records():
     assert not frame_with(at, "age").equals(before) or at.number_input(key="ambiguity_view_gid").value == 0
 
 
+@pytest.mark.slow
 def test_priview_view_places_all_at_one_seventh_and_shows_theorem6_beside_exact():
     at = app(SANITIZE, query={"data": "adult", "mech": "priview", "alpha": "1/7", "beta": "1/7", "seed": "1"})
     no_exception(at)
@@ -71,6 +73,7 @@ def _worlds_tab(at):
     return frame_with(at, "join size J")
 
 
+@pytest.mark.slow
 def test_possible_worlds_attack_on_the_paper_groups():
     at = app(ATTACKS, query={"data": "toy-ambiguity"})
     no_exception(at)
@@ -96,6 +99,7 @@ def test_possible_worlds_attack_on_the_paper_groups():
     assert table["presence |G|/J"].tolist() == pytest.approx([1 / 4])
 
 
+@pytest.mark.slow
 def test_possible_worlds_attack_on_a_greedy_release():
     at = app(ATTACKS, query={"data": "adult", "mech": "ambiguity", "beta": "1/7"})
     no_exception(at)

@@ -14,6 +14,7 @@ from core.params import Param
 PAGE = "pages/4_Attacks.py"
 
 
+@pytest.mark.slow
 def test_renders_its_tabs_or_an_empty_state():
     at = app(PAGE)
     no_exception(at)
@@ -44,6 +45,7 @@ def _fake(page: str):
 
 
 @pytest.mark.parametrize("page, path", [("attacks", PAGE), ("query_error", "pages/3_Query_error.py")])
+@pytest.mark.slow
 def test_experiments_run_on_demand_and_follow_their_settings(monkeypatch, page, path):
     exp, calls = _fake(page)
     monkeypatch.setitem(exps.EXPERIMENTS, "fake", exp)
@@ -65,6 +67,7 @@ def test_experiments_run_on_demand_and_follow_their_settings(monkeypatch, page, 
     assert calls[-1] == 5
 
 
+@pytest.mark.slow
 def test_an_experiment_figure_shows_its_title_once(monkeypatch):
     from conftest import charts
 

@@ -34,6 +34,7 @@ TABLES = {
 
 @pytest.mark.parametrize("case", list(TABLES))
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_unusable_sensitive_attribute_on_every_page(case, page):
     content, sa, words = TABLES[case]
     at = upload(app(), f"{case}.csv", content)
@@ -51,6 +52,7 @@ def test_unusable_sensitive_attribute_on_every_page(case, page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_messy_but_usable_table_works_on_every_page(page):
     """Missing values, a numeric QI with thousands of values, Unicode and HTML in names and values."""
     n = 3000
@@ -69,6 +71,7 @@ def test_messy_but_usable_table_works_on_every_page(page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+@pytest.mark.slow
 def test_parameters_out_of_range_in_a_link(page):
     at = app(page, query={"mech": "uniform", "p": "7", "rho1": "abc", "seed": "x", "bound": "nope", "wl": "nope",
                           "to.queries": "-3"})
@@ -77,6 +80,7 @@ def test_parameters_out_of_range_in_a_link(page):
     assert "Ignored from the link" in warnings
 
 
+@pytest.mark.slow
 def test_two_sessions_with_different_uploads_never_see_each_others_data():
     a = pd.DataFrame({"age": rng.integers(20, 70, 200), "ward": rng.choice(["A1", "A2"], 200),
                       "disease": rng.choice(["alpha-flu", "alpha-cold", "alpha-pox"], 200)})
@@ -117,6 +121,7 @@ def _link_notes(at) -> str:
     ({"mech": "sdr", "gamma": "5", "sede": "3"}, ["Ignored from the link", "gamma=5", "sede=3"], {}),
     ({"data": "adult:500"}, ["Ignored from the link", "':500'", "fixed size"], {}),
 ])
+@pytest.mark.slow
 def test_every_link_value_not_used_as_given_is_reported(query, words, kept):
     at = app(query=query)
     no_exception(at)
@@ -127,6 +132,7 @@ def test_every_link_value_not_used_as_given_is_reported(query, words, kept):
         assert at.session_state[key] == value
 
 
+@pytest.mark.slow
 def test_workload_settings_without_wl_apply_to_the_current_workload():
     at = app("pages/3_Query_error.py", query={"wl.queries": "400", "cmp": "uniform"})
     no_exception(at)

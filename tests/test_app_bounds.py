@@ -39,6 +39,7 @@ def _moved(p, value):
 
 
 @pytest.mark.parametrize("name", list(BOUNDS))
+@pytest.mark.slow
 def test_every_bound_renders_and_every_slider_moves_its_curve(name):
     at = _unfollow(app(PAGE, query={"bound": name}))
     no_exception(at)
@@ -109,6 +110,7 @@ def test_bound_choice_survives_a_page_switch():
     assert at.selectbox(key="w_bound").value == names[-1]
 
 
+@pytest.mark.slow
 def test_curve_follows_the_release_until_unticked():
     """SPLU at gamma = 4 on Adult: the SPLU curves are drawn at gamma = 4, moved with the Sanitize page."""
     at = app(PAGE, query={"data": "adult", "mech": "splu", "gamma": "4", "bound": "splu-utility"})

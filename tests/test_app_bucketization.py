@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import app, charts, frame_with, metrics, no_exception, plain
 
 SANITIZE = "pages/1_Sanitize.py"
@@ -37,6 +38,7 @@ def test_done_when_adult_multi_size_beats_what_l_diversity_can_do():
     assert all(w <= b + 1e-12 for w, b in zip(worst, bars))
 
 
+@pytest.mark.slow
 def test_theta_and_sizes_move_the_release():
     at = app(SANITIZE, query=ADULT)
     no_exception(at)
@@ -56,6 +58,7 @@ def test_theta_and_sizes_move_the_release():
     assert "M′ = 20" in text and "45" in text
 
 
+@pytest.mark.slow
 def test_override_below_the_share_names_the_value_and_sigma_adds_fakes():
     at = app(SANITIZE, query={**ADULT, "overrides": "Sales=0.05"})
     no_exception(at)
@@ -68,6 +71,7 @@ def test_override_below_the_share_names_the_value_and_sigma_adds_fakes():
     assert "Corruption attack defence (σ = 2)" in body and "33%" in body
 
 
+@pytest.mark.slow
 def test_attack_tab_theorem2_and_corruption():
     at = app(ATTACKS)
     no_exception(at)
@@ -99,6 +103,7 @@ def test_attack_tab_theorem2_and_corruption():
     assert "atk_diff_curve" in charts(at)
 
 
+@pytest.mark.slow
 def test_query_error_experiments():
     at = app(QUERY, query={"data": "toy-sdr"})
     no_exception(at)
@@ -134,6 +139,7 @@ def test_bounds_page_draws_the_theorem():
     assert "Theorem 2: 1 + 2b²/x²" in names and "exact (principal value) x·E[1/X]" in names
 
 
+@pytest.mark.slow
 def test_values_with_fprime_1_and_the_records_they_reveal_are_named_with_a_fix():
     # Adult, theta = 8: f' = min(1, 8f + 0.02) = 1 for the four most frequent occupations, and the multi-size
     # setting publishes 22,922 records (50.7%) in buckets of one record (posterior 1)

@@ -29,6 +29,7 @@ def test_renders_adult_by_default():
     assert at.query_params["sa"] == "occupation"
 
 
+@pytest.mark.slow
 def test_every_widget_moves_and_the_page_follows():
     at = app()
     before = charts(at)["chart_sa"]["data"]
@@ -132,6 +133,7 @@ def test_link_restores_state_and_reports_what_it_ignores():
     assert at.query_params["seed"] == "7"
 
 
+@pytest.mark.slow
 def test_forgetting_the_upload_returns_to_the_empty_state():
     at = app()
     at.radio(key="w_source").set_value("upload").run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import app, charts, frame_with, metrics, no_exception
 
 SANITIZE = "pages/1_Sanitize.py"
@@ -27,6 +28,7 @@ def test_view_shows_fig1b_groups_and_size_histogram():
     assert any("above β" in i.value for i in at.info)  # leukemia twice in the women's group: 1/2 > 1/3
 
 
+@pytest.mark.slow
 def test_moving_k_coarsens_the_groups():
     at = app(SANITIZE, query={"data": "adult", "mech": "mondrian", "seed": "1"})
     no_exception(at)
@@ -43,6 +45,7 @@ def test_moving_k_coarsens_the_groups():
     assert (at.warning or at.error) and "smallest β is 1/14" in (at.warning or at.error)[0].value
 
 
+@pytest.mark.slow
 def test_query_error_seed004_experiments():
     at = app(QUERY, query={"data": "adult"})
     no_exception(at)
@@ -61,6 +64,7 @@ def test_query_error_seed004_experiments():
     assert "3 attributes" in frame_with(at, "3 attributes").columns
 
 
+@pytest.mark.slow
 def test_group_browser_shows_a_groups_sensitive_values():
     at = app(SANITIZE, query=TOY)
     no_exception(at)

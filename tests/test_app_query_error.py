@@ -16,6 +16,7 @@ def _bands(at):
     return frame_with(at, "band")
 
 
+@pytest.mark.slow
 def test_renders_comparison_sweep_and_scatter():
     at = app(PAGE, query=SMALL)
     no_exception(at)
@@ -81,6 +82,7 @@ def test_every_widget_moves():
         assert chart_data(at) != bands_before
 
 
+@pytest.mark.slow
 def test_bad_sweep_values_and_ineligible_comparison_are_messages():
     at = app(PAGE, query={**SMALL, "mech": "anatomy", "l": "12", "cmp": "anatomy,dbr"})
     no_exception(at)
@@ -92,6 +94,7 @@ def test_bad_sweep_values_and_ineligible_comparison_are_messages():
     assert any("Got abc" in e for e in errors) and any("Got 1" in e for e in errors)
 
 
+@pytest.mark.slow
 def test_bad_workload_setting_in_a_link_is_reported_and_ignored():
     at = app(PAGE, query={**SMALL, "wl.queries": "1", "cmp": "dbr"})
     no_exception(at)
@@ -99,6 +102,7 @@ def test_bad_workload_setting_in_a_link_is_reported_and_ignored():
     assert at.number_input(key="w_wl_seed000_queries").value == 5000  # the declared default
 
 
+@pytest.mark.slow
 def test_nothing_to_compare_says_what_to_do():
     at = app(PAGE, query=SMALL)
     at.multiselect(key="w_q_compare").set_value([]).run()
@@ -113,6 +117,7 @@ def _settings_line(at) -> str:
     return next(plain(c.value) for c in at.caption if c.value.startswith("Settings:"))
 
 
+@pytest.mark.slow
 def test_default_comparison_is_the_chosen_mechanism_and_its_papers_baselines_matched_to_it():
     at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed000", "wl.queries": "600"})
     no_exception(at)
@@ -129,6 +134,7 @@ def test_default_comparison_is_the_chosen_mechanism_and_its_papers_baselines_mat
     assert at.query_params["cmp.match"] == "false"
 
 
+@pytest.mark.slow
 def test_splu_is_compared_with_anatomy_at_l_gamma_dbr_and_laplace_at_ln3():
     at = app(PAGE, query={"data": "adult", "mech": "splu", "gamma": "4", "wl": "seed000", "wl.queries": "600"})
     no_exception(at)
@@ -138,6 +144,7 @@ def test_splu_is_compared_with_anatomy_at_l_gamma_dbr_and_laplace_at_ln3():
     assert f"{MECHANISMS['laplace'].title} at ε = 1.099 (matched to {MECHANISMS['splu'].title}: ε = ln 3" in line
 
 
+@pytest.mark.slow
 def test_a_list_the_user_chose_is_kept_and_shared():
     at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed000", "wl.queries": "600"})
     at.multiselect(key="w_q_compare").set_value(["sdr", "dbr"]).run()
@@ -146,6 +153,7 @@ def test_a_list_the_user_chose_is_kept_and_shared():
     assert f"{MECHANISMS['dbr'].title} at no parameters (its parameters from the Sanitize page)" in _settings_line(at)
 
 
+@pytest.mark.slow
 def test_captions_follow_the_workloads_bands():
     at = app(PAGE, query={"data": "adult", "mech": "sdr", "wl": "seed002", "wl.conditions": "30"})
     no_exception(at)
@@ -157,6 +165,7 @@ def test_captions_follow_the_workloads_bands():
     assert "small-count band (true counts 1 to 10)" in text and "Follow the small-count line" in text
 
 
+@pytest.mark.slow
 def test_a_sweep_says_how_many_values_it_plotted_and_which_it_left_out():
     # seed 000's default gamma sweep 2, 3, 4, 5, 7, 10: 10 is not eligible on Adult (largest feasible 7)
     at = app(PAGE, query={"data": "adult", "mech": "splu", "wl": "seed000", "wl.queries": "300",

@@ -20,6 +20,7 @@ def _tab_labels(at) -> list[str]:
     return [t.label for t in at.tabs]
 
 
+@pytest.mark.slow
 def test_attacks_page_lists_both_views():
     at = app(ATTACKS)
     no_exception(at)
@@ -29,6 +30,7 @@ def test_attacks_page_lists_both_views():
     assert not at.error, [e.value for e in at.error]
 
 
+@pytest.mark.slow
 def test_done_when_adult_micro_group_reconstruction():
     # Adult, occupation as SA, seven QIs, p = 0.46, lambda = delta = 0.5: 123 of 14,668 groups open under plain
     # UP, 0 in the RP release, and for the most exposed group the two estimate distributions side by side
@@ -55,6 +57,7 @@ def _sidebar(at) -> str:
     return " ".join(c.value for c in at.sidebar.caption)
 
 
+@pytest.mark.slow
 def test_the_tab_the_sidebar_and_the_sanitize_page_show_the_same_lambda_and_delta():
     # a link without lambda/delta: the paper's 0.3/0.3 everywhere (the tab used to start at 0.5 on its own)
     at = app(ATTACKS, query={"mech": "reconstruction"})
@@ -79,6 +82,7 @@ def test_the_tab_the_sidebar_and_the_sanitize_page_show_the_same_lambda_and_delt
     assert at.slider(key="w_m_reconstruction_delta").value == 0.4
 
 
+@pytest.mark.slow
 def test_attack_widgets_move():
     at = app(ATTACKS, query={"lambda": "0.5", "delta": "0.5", "mech": "reconstruction"})
     no_exception(at)
@@ -116,6 +120,7 @@ def test_attack_widgets_move():
     assert list(frame_with(at, "independent trials")["release"]) == ["plain UP"]
 
 
+@pytest.mark.slow
 def test_output_perturbation_view():
     at = app(ATTACKS)
     no_exception(at)
@@ -167,6 +172,7 @@ def test_sanitize_not_eligible_offers_the_largest_p(query):
     assert metrics(at)["open in this release"] == "0 groups"
 
 
+@pytest.mark.slow
 def test_violations_experiment_on_the_attacks_page():
     at = app(ATTACKS)
     at.selectbox(key="w_exp_attacks").set_value("seed001-violations").run()
@@ -177,6 +183,7 @@ def test_violations_experiment_on_the_attacks_page():
     assert "violating groups (%)" in frame_with(at, "violating groups (%)").columns
 
 
+@pytest.mark.slow
 def test_error_experiment_on_the_query_error_page():
     at = app("pages/3_Query_error.py")
     no_exception(at)

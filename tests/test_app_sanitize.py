@@ -25,6 +25,7 @@ def test_renders_a_release_of_the_default_mechanism():
 
 
 @pytest.mark.parametrize("name", list(MECHANISMS))
+@pytest.mark.slow
 def test_every_registered_mechanism_renders(name):
     at = app(PAGE, query={"mech": name})
     no_exception(at)
@@ -37,6 +38,7 @@ def test_every_registered_mechanism_renders(name):
 
 
 @pytest.mark.skipif("splu" not in MECHANISMS, reason="SPLU not registered yet")
+@pytest.mark.slow
 def test_moving_gamma_changes_derived_p_and_the_release():
     at = app(PAGE, query={"mech": "splu"})
     no_exception(at)
@@ -57,6 +59,7 @@ def test_moving_gamma_changes_derived_p_and_the_release():
     assert metrics(at)["retention p"] == "50%"
 
 
+@pytest.mark.slow
 def test_every_main_widget_moves():
     at = app(PAGE, query={"mech": "uniform"})
     no_exception(at)
@@ -158,6 +161,7 @@ def test_upload_without_file_shows_the_way_home():
 
 
 @pytest.mark.skipif("splu" not in MECHANISMS, reason="SPLU not registered yet")
+@pytest.mark.slow
 def test_a_shared_link_reproduces_the_release():
     at = app(PAGE, query={"mech": "splu"})
     at.slider(key="w_m_splu_gamma").set_value(6).run()
@@ -175,6 +179,7 @@ def test_a_shared_link_reproduces_the_release():
 
 
 @pytest.mark.skipif("splu" not in MECHANISMS, reason="SPLU not registered yet")
+@pytest.mark.slow
 def test_the_pages_command_reproduces_the_pages_release(tmp_path):
     """Issue 2's 'done when': the release shown on the page is what its manifest's command writes."""
     import shlex
@@ -206,6 +211,7 @@ def test_the_pages_command_reproduces_the_pages_release(tmp_path):
     assert mechanisms.sanitize(data, "splu", {"gamma": 5}, 3).manifest() == release.manifest()
 
 
+@pytest.mark.slow
 def test_derived_values_fit_their_metric_boxes():
     # hospital: UP's retention is 0.1181% of 1,184 values; shown whole, never cut as "0.001181 (0.…"
     at = app(PAGE, query={"data": "hospital:20000", "mech": "sdr"})

@@ -84,6 +84,7 @@ def test_hospital_view_shows_many_subtables_above_up():
     assert (table["pᵢ (retention)"] > 10 * up).all()  # 1,200 codes: UP keeps almost nothing
 
 
+@pytest.mark.slow
 def test_query_error_experiments_run_on_the_loaded_table():
     at = app(QUERY, query={"data": "toy-sdr", "wl": "seed002", "cmp": "sdr,uniform"})
     no_exception(at)
@@ -158,6 +159,7 @@ def test_toy_sdr_chosen_on_home_opens_with_example1_exactly():
     assert not [b for b in at.button if b.key == "w_use_paper"]
 
 
+@pytest.mark.slow
 def test_a_moved_slider_gets_the_paper_values_back_in_one_click():
     at = _toy_from_home()
     at.slider(key="w_m_sdr_rho2").set_value(0.665).run()
@@ -171,6 +173,7 @@ def test_a_moved_slider_gets_the_paper_values_back_in_one_click():
     assert _subtables(at)["γᵢ"].tolist() == pytest.approx([4, 10], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_another_table_takes_the_suggestion_back_but_keeps_what_the_user_moved():
     at = _toy_from_home()
     at.slider(key="w_m_sdr_rho2").set_value(0.5).run()

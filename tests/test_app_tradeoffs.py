@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+import pytest
 from conftest import app, charts, no_exception
 
 from core.mechanisms import MECHANISMS
@@ -25,6 +25,7 @@ def test_nothing_runs_before_the_button():
     assert "chart_map" not in charts(at)
 
 
+@pytest.mark.slow
 def test_map_table_and_front():
     at = measured()
     fig = charts(at)["chart_map"]
@@ -39,6 +40,7 @@ def test_map_table_and_front():
     assert charts(at)["chart_map"]["layout"]["xaxis"]["title"]["text"] != before
 
 
+@pytest.mark.slow
 def test_recommender_follows_its_targets():
     at = measured()
     recs = at.dataframe[-1].value
@@ -49,6 +51,7 @@ def test_recommender_follows_its_targets():
     assert set(recs2["binding target"]) <= {"small counts", "large counts", "inference lift"}
 
 
+@pytest.mark.slow
 def test_laplace_is_said_to_be_per_answer_where_it_is_put_forward():
     at = measured()
     table = at.dataframe[0].value
@@ -74,6 +77,7 @@ def test_left_out_settings_name_their_values():
     assert all(f" at {sdr.main_param} = " in line for line in lines)
 
 
+@pytest.mark.slow
 def test_recommender_targets_are_on_or_off_and_e_large_takes_presets():
     at = measured()
     labels = [c.label for c in at.checkbox]
@@ -94,6 +98,7 @@ def test_recommender_targets_are_on_or_off_and_e_large_takes_presets():
     assert any("mean error below 5%" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_link_round_trip():
     at = measured({"to.max_lift": "2"})
     link = dict(at.query_params)
@@ -106,6 +111,7 @@ def test_link_round_trip():
     assert again.dataframe[0].value.equals(at.dataframe[0].value)
 
 
+@pytest.mark.slow
 def test_a_link_with_settings_not_measured_yet_says_the_button_measures_them():
     at = app(PAGE, query={"to": "uniform,laplace", "to.queries": "300", "to.records": "300"})
     no_exception(at)
@@ -116,6 +122,7 @@ def test_a_link_with_settings_not_measured_yet_says_the_button_measures_them():
     assert "chart_map" in charts(at)
 
 
+@pytest.mark.slow
 def test_report_button_offers_a_download():
     at = measured()
     at.button(key="w_to_report").click().run()

@@ -112,6 +112,7 @@ tables = st.lists(st.integers(1, 25), min_size=2, max_size=6)
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables, st.floats(0.5, 6), st.floats(0, 0.3), st.integers(3, 14))
+@pytest.mark.slow
 def test_pruned_two_size_equals_plain_scan(counts, theta, b, max_size):
     o = np.array(counts)
     fp = bk.fprime(o, theta, b)
@@ -125,6 +126,7 @@ def test_pruned_two_size_equals_plain_scan(counts, theta, b, max_size):
 
 @settings(max_examples=60, deadline=None)
 @given(tables, st.floats(1, 6), st.floats(0, 0.2), st.integers(4, 14))
+@pytest.mark.slow
 def test_multi_never_loses_more_than_two_and_milp_is_lowest(counts, theta, b, max_size):
     o = np.array(counts)
     fp = bk.fprime(o, theta, b)
@@ -149,6 +151,7 @@ def _check_plan(o, fp, plan):
 
 
 # ------------------------------------------------------------------ Adult (seed 003 §7 on the public stand-in)
+@pytest.mark.slow
 def test_adult_losses_and_l_equivalent(adult):
     fp = bk.fprime(adult.sa_counts, 8, 0.02)
     assert bk.two_size_bucketing(adult.sa_counts, fp, 50).loss == 292_920

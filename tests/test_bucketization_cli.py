@@ -6,10 +6,11 @@ import json
 
 import numpy as np
 import pandas as pd
-
+import pytest
 from test_cli import ok, run_inprocess
 
 
+@pytest.mark.slow
 def test_sanitize_writes_qit_st_and_manifest_and_reproduces(tmp_path):
     out = tmp_path / "release"
     info = json.loads(ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "bucketization",

@@ -31,6 +31,7 @@ def test_anatomy_loss_groups_of_l_and_l_plus_1():
     assert anatomy_loss(5, 3) == 16  # one group of 5 (two groups would need 6 records)
 
 
+@pytest.mark.slow
 def test_error_against_theta_reproduces_the_adult_losses(adult):
     res = get("seed003-error-vs-theta")(adult, {"thetas": "8", "queries": 150})
     rows = {r["method"]: r for r in res.data["rows"]}
@@ -45,6 +46,7 @@ def test_error_against_theta_reproduces_the_adult_losses(adult):
     assert len(res.figures) == 2 and any("infeasible" in n for n in res.notes)
 
 
+@pytest.mark.slow
 def test_scaleup_variants_agree_and_widen_keeps_counts():
     counts = load_dataset("census:5000", "occupation").sa_counts
     w = widen(counts, 4, np.random.default_rng(0))

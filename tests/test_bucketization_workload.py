@@ -59,6 +59,7 @@ def test_true_answers_equal_a_brute_force_scan(adult):
     assert not np.array_equal(wl.true, seed003(adult, queries=60, seed=2).true)
 
 
+@pytest.mark.slow
 def test_projected_counts_equal_the_plain_records(adult):
     wl = seed003(adult, queries=200, seed=5)
     direct = true_answers(data_records(adult), wl.batches)

@@ -43,6 +43,7 @@ def ok(*args, inprocess=True):
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_help_documents_every_mechanism_and_parameter():
     from core.mechanisms import MECHANISMS
 
@@ -54,6 +55,7 @@ def test_help_documents_every_mechanism_and_parameter():
     assert "sanitize" in text and "evaluate" in text and "bound" in text
 
 
+@pytest.mark.slow
 def test_sanitize_writes_release_and_manifest_that_reproduces(tmp_path):
     out = tmp_path / "r.csv"
     info = json.loads(ok("sanitize", "toy-splu", "--sensitive", "disease", "--mechanism", "uniform",
@@ -83,11 +85,13 @@ def test_evaluate_json_bands_contract():
     assert bands[0]["mean_relative_error"] > bands[1]["mean_relative_error"]
 
 
+@pytest.mark.slow
 def test_one_bad_input_in_a_real_process(tmp_path):
     proc = run("sanitize", "adult", "--sensitive", "nope", "--mechanism", "uniform", "--out", "o.csv", cwd=tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_json_into_a_closed_pipe_is_quiet():
     """`python -m core ... --json | head -1`: no BrokenPipeError traceback."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -181,6 +181,7 @@ def test_required_l():
     assert required_l(0.1) == 10 and required_l(0.025) == 40 and required_l(1 / 3) == 3 and required_l(0.15) == 7
 
 
+@pytest.mark.slow
 def test_anonypy_partition_is_the_same():
     # pycanon (a k-anonymity / l-diversity checker) would be a second cross-check, but it pins old numpy and
     # pandas and does not install beside ours; the privacy checks above recompute k and l from the CSV-like frame
@@ -229,6 +230,7 @@ def test_estimator_exact_on_unions_of_whole_groups():
     assert est[0] != pytest.approx(_true(data, QueryBatch(attrs=(0,), sa=np.ones((1, 5), bool), masks=(inner,)))[0])
 
 
+@pytest.mark.slow
 def test_estimator_matches_a_loop_over_groups():
     data = load_dataset("adult", "occupation")
     data_small = data  # whole Adult: a few hundred groups
@@ -290,6 +292,7 @@ def test_not_eligible_names_the_smallest_beta():
         mechanisms.sanitize(toy, "mondrian", {"beta": 0.5, "k": 9})
 
 
+@pytest.mark.slow
 def test_same_seed_same_release_and_larger_k_coarser():
     data = load_dataset("adult", "occupation")
     a = mechanisms.sanitize(data, "mondrian", {"beta": 0.25}, seed=9)

@@ -35,6 +35,7 @@ def brute(points, goals, data):
 @pytest.mark.parametrize("sample, sa", [("toy-sdr", "sa"), ("adult", "occupation")])
 @pytest.mark.parametrize("goals", [Goals(), Goals(small_privacy=0.3, large_error=0.5, max_lift=3.0),
                                    Goals(small_privacy=None, large_error=0.05, max_lift=None)])
+@pytest.mark.slow
 def test_recommendations_match_brute_force_and_meet_their_targets_when_rerun(sample, sa, goals):
     data = load_dataset(sample, sa)
     w = seed000(data, 300 if data.n > 1000 else 40, seed=0)

@@ -72,6 +72,7 @@ def test_bound_conversion_identity(n, frac, p, m, lam):
     np.testing.assert_allclose(pmf @ counts, mu, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_bound_conversion_probabilities_match_simulation():
     # the exact tails of the reconstruction error (two binomials) against a simulation of the estimator
     n, o, p, m, lam = 100, 60, 0.46, 14, 0.3

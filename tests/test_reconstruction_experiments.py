@@ -218,6 +218,7 @@ def _run(*args, subprocess_=False):
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
+@pytest.mark.slow
 def test_cli_end_to_end(tmp_path):
     out, man = tmp_path / "rp.csv", tmp_path / "rp.json"
     proc = _run("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "reconstruction",

@@ -24,6 +24,7 @@ def report(small):
     return build(small, "anatomy", {"l": 3}, 1, ["uniform", "dbr", "mondrian"], queries=300, records=300)
 
 
+@pytest.mark.slow
 def test_sections_are_numbered_without_a_gap(report):
     numbers = [int(n) for n in re.findall(r"<h2>(\d+)\. ", report)]
     assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) == 4

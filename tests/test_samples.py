@@ -210,6 +210,7 @@ def parent(label: str) -> str:
     return re.sub(r"/\d+$", "", label)
 
 
+@pytest.mark.slow
 def test_census_widened_labels_are_readable_and_trace_back_to_adult(census, adult):
     table, _ = adult
     for column, parts in {"occupation": {3, 4}, "race": {1, 2}, "native_country": {2, 3}}.items():
@@ -231,6 +232,7 @@ def test_census_keeps_adult_joint_structure(census, adult):
     assert all(row in known for row in folded.itertuples(index=False, name=None))
 
 
+@pytest.mark.slow
 def test_census_is_deterministic_and_nested(census):
     samples._build.cache_clear()  # rebuild from scratch, not from the memo
     again, _ = load_sample("census:500000")

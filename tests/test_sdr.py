@@ -280,6 +280,7 @@ def small_table(n=1500, m=30, seed=0):
     return bind(make_table(frame, f"small{seed}"), "s", ["a", "b"])
 
 
+@pytest.mark.slow
 def test_estimator_is_unbiased_over_many_releases():
     data = small_table()
     raw = {"rho1": "1/6", "rho2": "1/3"}

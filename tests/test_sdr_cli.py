@@ -11,6 +11,7 @@ import pytest
 from test_cli import ok, run_inprocess
 
 
+@pytest.mark.slow
 def test_sanitize_toy_sdr_publishes_example1_subtables_and_reproduces(tmp_path):
     out = tmp_path / "r.csv"
     info = json.loads(ok("sanitize", "toy-sdr", "--sensitive", "sa", "--mechanism", "sdr", "--param", "rho1=1/3",

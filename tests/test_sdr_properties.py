@@ -10,12 +10,21 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from core.errors import NotEligible
-from core.mechanisms.sdr import (balance, initial_groups, is_balanced, merge, plan, protected_values, rcm_order,
-                                 segments)
+from core.mechanisms.sdr import (
+    balance,
+    initial_groups,
+    is_balanced,
+    merge,
+    plan,
+    protected_values,
+    rcm_order,
+    segments,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -98,6 +107,7 @@ def test_theorem3_subtables_are_theta_balanced(counts):
 
 @SETTINGS
 @given(st.lists(st.integers(0, 80), min_size=3, max_size=16).filter(lambda c: sum(c) > 0), st.floats(0.02, 0.6))
+@pytest.mark.slow
 def test_lemma2_skewed_groups(counts, rho1):
     # SA' strictly inside SA (appendix 10.7): every initial group is theta'-balanced on the protected
     # records alone, and the protected share in a group with the other records spread in is at most
@@ -145,6 +155,7 @@ groups_st = st.integers(1, 8).flatmap(lambda t: st.integers(2, 6).flatmap(lambda
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups_st, st.floats(0.05, 0.95), st.sampled_from([0.01, 0.05, 0.2]))
+@pytest.mark.slow
 def test_merge_dp_matches_brute_force_over_all_contiguous_splits(gp, rho2, delta):
     ordered, protected = np.array(gp[0]), np.array(gp[1])
     best, cuts = _brute(ordered, protected, rho2, delta)
@@ -164,6 +175,7 @@ def test_merge_dp_matches_brute_force_over_all_contiguous_splits(gp, rho2, delta
 @SETTINGS
 @given(st.integers(1, 12).flatmap(lambda t: st.lists(
     st.lists(st.integers(0, 3), min_size=8, max_size=8).filter(lambda r: sum(r) > 0), min_size=t, max_size=t)))
+@pytest.mark.slow
 def test_rcm_is_a_permutation_keeping_components_contiguous(rows):
     groups = np.array(rows)
     order = rcm_order(groups)

@@ -173,6 +173,7 @@ def test_errors_above_one_are_overestimates():
     assert above_one_share(SimpleNamespace(relative_error=np.array([np.nan]))) is None
 
 
+@pytest.mark.slow
 def test_adult_seven_qis_order(adult):
     # the "done when": on Adult with seven QIs at (alpha, beta) = (0.1, 0.1)
     res = get_experiment("seed004-error-vs-selectivity")(adult, {"alpha": 0.1, "beta": 0.1})

@@ -463,6 +463,7 @@ def _two_sa_table(seed, n=4000):
     return make_data(a, flag, name="two", b=b), int(np.sum((flag == 1) & (a == 2) & (b == 3)))
 
 
+@pytest.mark.slow
 def test_two_sa_tensor_product_recovers_joint_counts():
     """``flag = 1 AND a = 2 AND b = 3`` on 300 fresh tables (truth about 98), gamma = 4, p = 0.6.
 

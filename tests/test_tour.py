@@ -37,6 +37,7 @@ def test_steps_and_links_are_well_formed():
         assert query
 
 
+@pytest.mark.slow
 def test_page_walks_through_every_step():
     at = app("pages/6_Guided_tour.py")
     no_exception(at)

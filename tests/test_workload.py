@@ -42,6 +42,7 @@ def test_seed000_is_deterministic_and_describes_queries(adult):
     assert 1 <= text.count(" AND ") <= 3
 
 
+@pytest.mark.slow
 def test_seed000_sampling_matches_the_papers_generator():
     """Conditioned on the band, queries are drawn as the paper's uniform generator would draw them.
 
