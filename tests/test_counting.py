@@ -28,6 +28,15 @@ PATHS = {
 }
 
 
+def _random_table(rng, n: int, columns: int, max_domain: int, weighted: bool):
+    """QI columns with random domains (1 .. max_domain - 1), a target of 2-4 codes, optional weights."""
+    domains = [int(x) for x in rng.integers(1, max_domain, size=columns)]
+    qi = [rng.integers(0, k, size=n) for k in domains]
+    m = int(rng.integers(2, 5))
+    target = rng.integers(0, m, size=n)
+    return domains, qi, m, target, (rng.random(n) if weighted else None)
+
+
 @pytest.fixture
 def counting_path(request, monkeypatch):
     for name, value in PATHS[request.param].items():
@@ -40,11 +49,7 @@ def counting_path(request, monkeypatch):
 @given(seed=st.integers(0, 10_000), n=st.integers(1, 300), d=st.integers(1, 3), weighted=st.booleans())
 def test_equality_and_set_predicates_match_brute_force(counting_path, seed, n, d, weighted):
     rng = np.random.default_rng(seed)
-    domains = [int(x) for x in rng.integers(1, 6, size=4)]
-    qi = [rng.integers(0, k, size=n) for k in domains]
-    m = int(rng.integers(2, 5))
-    target = rng.integers(0, m, size=n)
-    weights = rng.random(n) if weighted else None
+    domains, qi, m, target, weights = _random_table(rng, n, 4, 6, weighted)
     attrs = tuple(sorted(rng.choice(4, size=d, replace=False).tolist()))
     rec = Records(qi, domains, target, m, weights)
     q = 25
@@ -113,11 +118,7 @@ def _random_batches(rng, domains, m, subsets, q=12):
 def test_superset_projection_and_prepare_match_brute_force(seed, n, weighted, on_superset):
     """Indexes projected from a superset's cells (and set predicates matched on a superset) count like the rows."""
     rng = np.random.default_rng(seed)
-    domains = [int(x) for x in rng.integers(1, 7, size=5)]
-    qi = [rng.integers(0, k, size=n) for k in domains]
-    m = int(rng.integers(2, 5))
-    target = rng.integers(0, m, size=n)
-    weights = rng.random(n) if weighted else None
+    domains, qi, m, target, weights = _random_table(rng, n, 5, 7, weighted)
     subsets = [tuple(sorted(rng.choice(5, size=d, replace=False).tolist())) for d in (1, 1, 2, 2, 3, 4, 5)]
     batches = _random_batches(rng, domains, m, subsets)
     rec = Records(qi, domains, target, m, weights)
