@@ -91,7 +91,7 @@ def test_two_sessions_with_different_uploads_never_see_each_others_data():
     for at, mine, other in [(one, "alpha", "beta"), (two, "beta", "alpha")]:
         at.run()
         no_exception(at)
-        for page in ["pages/1_Sanitize.py", "app.py"]:
+        for page in ["pages/1_Sanitize.py", "pages/0_Home.py"]:
             at.switch_page(page).run()
             text = " ".join(str(df.value.to_dict()) for df in at.dataframe)
             assert mine in text and other not in text

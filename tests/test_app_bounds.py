@@ -104,7 +104,7 @@ def test_bound_choice_survives_a_page_switch():
     names = list(BOUNDS)
     at = app(PAGE)
     at.selectbox(key="w_bound").set_value(names[-1]).run()
-    at.switch_page("app.py").run()
+    at.switch_page("pages/0_Home.py").run()
     at.switch_page(PAGE).run()
     no_exception(at)
     assert at.selectbox(key="w_bound").value == names[-1]

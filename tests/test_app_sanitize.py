@@ -117,7 +117,7 @@ def test_choices_survive_a_page_switch():
     at = app(PAGE, query={"mech": "anatomy"})
     at.slider(key="w_m_anatomy_l").set_value(4).run()
     at.number_input(key="w_seed").set_value(99).run()
-    at.switch_page("app.py").run()
+    at.switch_page("pages/0_Home.py").run()
     no_exception(at)
     at.switch_page(PAGE).run()
     no_exception(at)

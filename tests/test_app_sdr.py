@@ -177,7 +177,7 @@ def test_a_moved_slider_gets_the_paper_values_back_in_one_click():
 def test_another_table_takes_the_suggestion_back_but_keeps_what_the_user_moved():
     at = _toy_from_home()
     at.slider(key="w_m_sdr_rho2").set_value(0.5).run()
-    at.switch_page("app.py").run()
+    at.switch_page("pages/0_Home.py").run()
     at.selectbox(key="w_sample").set_value("adult").run()
     no_exception(at)
     stored = at.session_state["wb_params"]["sdr"]

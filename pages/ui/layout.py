@@ -12,7 +12,17 @@ from .fmt import md
 from .params import summary
 
 APP_NAME = "Privacy-utility workbench"
-HOME = "app.py"
+#: every page of the app in sidebar order: (file, title, icon); app.py hands this list to st.navigation
+PAGES = (
+    ("pages/0_Home.py", "Home", "🛡️"),
+    ("pages/1_Sanitize.py", "Sanitize", "🧪"),
+    ("pages/2_Bounds.py", "Bounds", "📈"),
+    ("pages/3_Query_error.py", "Query error", "🎯"),
+    ("pages/4_Attacks.py", "Attacks", "🕵️"),
+    ("pages/5_Trade-offs.py", "Trade-offs", "⚖️"),
+    ("pages/6_Guided_tour.py", "Guided tour", "🧭"),
+)
+HOME = PAGES[0][0]
 
 
 def page_setup(title: str, icon: str) -> None:

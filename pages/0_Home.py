@@ -1,0 +1,196 @@
+"""Home page: choose a table, its sensitive attribute and QI columns, and see who can sanitize it.
+
+The app starts with ``streamlit run app.py``, which lists the pages
+(:data:`pages.ui.layout.PAGES`); the shared UI code is in ``pages/ui/``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import figures, samples
+from core.errors import WorkbenchError
+from core.mechanisms import MECHANISMS
+from pages import ui
+from pages.ui import cached, state
+from pages.ui import data as uidata
+from pages.ui.fmt import md
+from pages.ui.params import summary
+from pages.ui.state import exact_values
+
+ui.page_setup("Home", "🛡️")
+ss = st.session_state
+
+st.title("Privacy-utility workbench")
+st.markdown(
+    "Before you publish a table of personal records, you must hide each person's **sensitive "
+    "attribute** (a diagnosis, an occupation) while keeping counts over many people useful. "
+    "This workbench lets you load a table, try the sanitization mechanisms of five research papers "
+    "with their parameters, and see what each one protects and what it costs in query accuracy."
+)
+st.caption("Start here: choose a table and its columns. Then open **Sanitize** to build a release, "
+           "**Bounds** for the papers' guarantees as curves, and **Query error** to measure accuracy.")
+
+# ------------------------------------------------------------------ table source
+st.header("1. Choose a table")
+SOURCES = {"sample": "Bundled sample", "upload": "Upload a file (CSV, TSV, Parquet)"}
+state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
+source = st.radio("Table source", list(SOURCES), key="w_source", format_func=SOURCES.get, horizontal=True)
+ss[state.SOURCE] = source
+
+if source == "sample":
+    options = [s.name for s in samples.list_samples()]
+    state.seed_widget("w_sample", ss[state.SAMPLE], lambda v: v in options)
+    name = st.selectbox("Bundled sample", options, key="w_sample",
+                        format_func=lambda n: uidata.sample_info(n).title)
+    ss[state.SAMPLE] = name
+    state.follow_sample()
+    info = uidata.sample_info(name)
+    st.markdown(info.description)
+    st.caption(f"Source: {info.source}")
+    if info.suggested:
+        st.caption("Opens with its paper's parameters (change them on the Sanitize page): "
+                   + "; ".join(f"{MECHANISMS[g.mechanism].title}: {exact_values(MECHANISMS[g.mechanism], g.as_dict())} "
+                               f"({g.source})" for g in info.suggested if g.mechanism in MECHANISMS)
+                   + ".")
+    if info.sized:
+        sizes = ss[state.SIZE]
+        size_key = f"w_size_{name}"
+        state.seed_widget(size_key, int(sizes.get(name, info.default_size)), lambda v: isinstance(v, int))
+        size = st.number_input(
+            "Rows to generate (records)", min_value=1, max_value=samples.MAX_SIZE, step=10_000, key=size_key,
+            help=f"The generator is deterministic: the same size always gives the same table "
+                 f"(default {info.default_size:,} rows; at most {samples.MAX_SIZE:,}).")
+        ss[state.SIZE] = {**sizes, name: int(size)}
+else:
+    state.follow_sample()
+    uploaded = st.file_uploader(
+        "Upload a table", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="w_upload",
+        help="A header row, then one row per person. Comma, semicolon, tab or | separated text in UTF-8, "
+             "or Parquet.")
+    st.caption("The file stays in this session's memory: it is never written to disk, and it cannot be "
+               "part of a shared link (links carry the parameters only).")
+    if uploaded is not None:
+        current = ss.get(state.UPLOAD) or {}
+        last_error = ss.get("wb_upload_error") or {}
+        if uploaded.file_id not in (current.get("file_id"), last_error.get("file_id")):
+            table, message = uidata.handle_upload(uploaded.name, uploaded.getvalue())
+            if table is None:
+                ss["wb_upload_error"] = {"file_id": uploaded.file_id, "message": message}
+            else:
+                ss[state.UPLOAD] = {"name": uploaded.name, "file_id": uploaded.file_id, "table": table}
+                ss["wb_upload_error"] = None
+        last_error = ss.get("wb_upload_error") or {}
+        if last_error.get("file_id") == uploaded.file_id:
+            st.error(md(last_error["message"]))
+    kept = ss.get(state.UPLOAD)
+    if kept and (uploaded is None or uploaded.file_id == kept["file_id"]):
+        st.success(f"Using '{md(kept['name'])}': {len(kept['table']):,} rows, {len(kept['table'].columns)} columns.")
+        if st.button("Forget the uploaded table", key="w_forget_upload"):
+            ss[state.UPLOAD] = None
+            st.rerun()
+    elif kept:
+        st.caption(f"The earlier upload '{md(kept['name'])}' is still in use until a new file reads correctly.")
+
+try:
+    table = uidata.current_table()
+except uidata.TableProblem as exc:
+    if source != "upload":
+        st.error(md(exc))
+    elif not (ss.get("wb_upload_error") or {}).get("message") or uploaded is None:
+        st.info("Upload a file above (CSV, TSV or Parquet with a header row), or choose a bundled sample.")
+    ui.sidebar_status()
+    state.sync_url()
+    st.stop()
+
+# ------------------------------------------------------------------ columns
+st.header("2. Choose the sensitive attribute and the QI columns")
+columns = table.columns
+table_id = f"{table.name}|{table.content_hash}"
+if ss.get("_w_cols_for") != table_id:
+    ss.pop("w_sa", None)
+    ss.pop("w_qi", None)
+    ss["_w_cols_for"] = table_id
+sa0, qi0 = uidata.columns_for(table)
+c1, c2 = st.columns([1, 2])
+with c1:
+    state.seed_widget("w_sa", sa0, lambda v: v in columns)
+    sa = st.selectbox("Sensitive attribute (SA)", columns, key="w_sa",
+                      help="The column to protect: each person's value must not be learnable from the release.")
+qi_options = [c for c in columns if c != sa]
+qi_start = [c for c in qi0 if c != sa]
+with c2:
+    state.seed_widget("w_qi", qi_start, lambda v: all(c in qi_options for c in v))
+    qi = st.multiselect("Quasi-identifiers (QI): columns an attacker may know", qi_options, key="w_qi",
+                        help="Non-sensitive columns that queries select on (age, sex, ...). "
+                             "Identifiers such as names or row ids should be left out.")
+ss[state.SA], ss[state.QI] = sa, tuple(qi)
+ui.sidebar_status()
+state.sync_url()
+
+if not qi:
+    st.warning("Choose at least one QI column: queries select records by their QI values.")
+    st.stop()
+try:
+    data = cached.dataset(table, table.content_hash, sa, tuple(qi))
+except WorkbenchError as exc:
+    st.error(md(exc))
+    st.stop()
+
+# ------------------------------------------------------------------ summary
+st.header("3. The table")
+top = int(np.argmax(data.sa_counts))
+top_count = int(data.sa_counts[top])
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Records used", f"{data.n:,} rows", help="Rows with a value in every chosen column.")
+m2.metric("Columns", f"{len(columns)} columns", help=f"{len(qi)} chosen as QIs, 1 as SA, the rest ignored.")
+m3.metric("Distinct SA values (m)", f"{data.m:,} values")
+m4.metric("Rows dropped (missing values)", f"{data.rows_dropped:,} rows",
+          help="Rows with a missing value (empty, '?', NA) in a chosen column are left out.")
+
+left, right = st.columns([3, 2])
+with left:
+    st.plotly_chart(figures.sa_distribution(data.sa_labels, data.sa_counts, data.sa), key="chart_sa")
+    largest = data.n // top_count
+    st.caption(
+        f"Look at the tallest bar: '{md(data.sa_labels[top])}' holds {top_count:,} of {data.n:,} records "
+        f"({top_count / data.n:.1%}). Mechanisms that put each record in a group of distinct sensitive "
+        f"values (decoy groups, ℓ-diverse groups) need every value to fill at most 1/γ of the table, so "
+        f"groups of at most {largest:,} values are possible here.")
+with right:
+    st.markdown(f"**First rows of {md(uidata.table_label())}** ({len(table):,} rows in all)")
+    st.dataframe(table.frame.head(20), hide_index=True, height=420, placeholder="")  # missing: empty, not "None"
+    st.caption("As loaded, before any sanitization. Only the chosen SA and QI columns are used.")
+
+# ------------------------------------------------------------------ eligibility
+st.header("4. Which mechanisms can sanitize it?")
+st.caption("Each mechanism at its current parameters (change them on the Sanitize page). "
+           "A mechanism that is not eligible says which value blocks it and what would work.")
+rows = []
+for name, mech in MECHANISMS.items():
+    raw = state.mech_params(name)
+    try:
+        values = mech.resolve(raw)
+        ok, message, suggestion = cached.eligibility(data, data.key, name, cached.items(values))
+    except WorkbenchError as exc:
+        ok, message, suggestion, values = False, str(exc), None, raw
+    rows.append({
+        "mechanism": mech.title,
+        "parameters": summary(mech.params, values),
+        "eligible": "yes" if ok else "NO",
+        "why not / what would work": message or "",
+    })
+st.dataframe(pd.DataFrame(rows), hide_index=True, key="eligibility_table",
+             column_config={"eligible": st.column_config.TextColumn("eligible", width="small"),
+                            "why not / what would work": st.column_config.TextColumn(width="large")})
+
+st.header("Next")
+n1, n2, n3 = st.columns(3)
+with n1:
+    st.page_link("pages/1_Sanitize.py", label="Sanitize: build and download a release", icon=":material/science:")
+with n2:
+    st.page_link("pages/2_Bounds.py", label="Bounds: the papers' guarantees as curves", icon=":material/show_chart:")
+with n3:
+    st.page_link("pages/3_Query_error.py", label="Query error: measure accuracy", icon=":material/target:")
