@@ -80,3 +80,16 @@ BASELINES: dict[str, tuple[Baseline, ...]] = {
 def baselines(chosen: str) -> tuple[Baseline, ...]:
     """The registered baselines of ``chosen``, in the order its papers list them."""
     return tuple(b for b in BASELINES.get(chosen, ()) if b.name in mechanisms.MECHANISMS and b.name != chosen)
+
+
+def matched(chosen: str, chosen_values: dict[str, Any], name: str, data: Dataset) -> tuple[dict[str, Any], str] | None:
+    """The raw parameters ``name`` runs at beside ``chosen``, and the rule that set them; None if the papers pair none.
+
+    ``chosen_values`` are the chosen mechanism's resolved parameters.  This is
+    the one place the Query error page and the report take a baseline's
+    setting from, so both compare like with like the same way.
+    """
+    base = next((b for b in baselines(chosen) if b.name == name), None)
+    if base is None:
+        return None
+    return dict(base.match(chosen_values, data)), base.rule

@@ -23,9 +23,10 @@ from .errors import WorkbenchError
 from .evaluate import evaluate_release
 from .release import jsonable
 from .recommend import per_answer_budget
-from .risk import measure_release, pareto, setting_text, sweep_points, targets
+from .baselines import matched
+from .risk import Point, Targets, measure, measure_release, pareto, setting_text, sweep_points, targets
 from .table import Dataset
-from .workload import seed000
+from .workload import Workload, seed000
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -145,53 +146,59 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
             parts.append(fig(figures.curve_figure(curve), curve.caption))
 
     # ---------------------------------------------------------------- query error
-    say(0.3, "Answering the query workload")
+    say(0.2, "Answering the query workload")
     workload = seed000(data, queries=queries, seed=seed)
+    t = targets(data, records=records, seed=seed)
+    chosen_eval = None
+    try:
+        chosen_eval = evaluate_release(release, workload)
+    except Exception as exc:  # noqa: BLE001 - reported in the comparison, not fatal
+        chosen_failed = f"{mech.title}: {exc}"
+    points, not_eligible = sweep_points(data, names, workload, t, seed,
+                                        progress=lambda f, s: say(0.25 + 0.55 * f, s))
+    chosen = None if chosen_eval is None else measure_release(data, release, workload, t, chosen_eval)
+    say(0.85, "Matching the compared settings")
+    rows, errors = compare_rows(data, mechanism, raw or {}, compare, points, chosen, workload, t, seed)
     parts.append(section("Query error"))
     parts.append(f"<p class='cap'>{len(workload):,} count queries (seed 000's generator, seed {seed}); relative "
-                 "error |estimate − true| / true, averaged per band.</p>")
-    evals, skipped = {}, []
-    for name in names:
-        try:
-            rel = release if name == mechanism else mechanisms.sanitize(data, name, None, seed)
-            evals[name] = evaluate_release(rel, workload)
-        except Exception as exc:  # an ineligible comparison is reported, not fatal
-            skipped.append(f"{mechanisms.get(name).title}: {exc}")
-    for s in skipped:
-        parts.append(f"<p class='warn'>Left out: {_e(s)}</p>")
-    if evals:
+                 "error |estimate − true| / true, averaged per band. Like with like: each compared mechanism runs "
+                 "at the setting its paper pairs with the chosen one where a paper does, and otherwise at the "
+                 "swept setting nearest the chosen release in inference risk; the column 'how matched' says "
+                 "which.</p>")
+    if chosen_eval is None:
+        parts.append(f"<p class='warn'>Left out: {_e(chosen_failed)}</p>")
+    for row in rows:
+        if "left out" in row:
+            parts.append(f"<p class='warn'>Left out: {_e(row['left out'])}</p>")
+    shown = [r for r in rows if "left out" not in r]
+    for same in _same_errors(shown):
+        parts.append(f"<p class='note'>{_e(' and '.join(same))} measured identically on every band (same queries "
+                     "and seed): at these settings their releases answer every query alike, so they count as "
+                     "one result, not several.</p>")
+    if shown:
         band_names = [b.name for b in workload.bands]
-        counts = [b["queries"] for b in next(iter(evals.values())).bands()]
-        errors, rows = {}, []
-        for name, ev in evals.items():
-            title = mechanisms.get(name).title
-            errors[title] = [b["mean_relative_error"] for b in ev.bands()]
-            # one row per mechanism (eleven long titles as columns ran 1,684 px wide)
-            rows.append({"mechanism": title, **{f"{band}, {q:,} queries": _fmt(v, 3)
-                                                for band, q, v in zip(band_names, counts, errors[title])}})
-        parts.append(_table(pd.DataFrame(rows)))
+        counts = [int(m.sum()) for m in workload.membership]
+        # one row per mechanism (eleven long titles as columns ran 1,684 px wide)
+        parts.append(_table(pd.DataFrame([{
+            "mechanism": r["title"], "setting": r["setting"], "how matched": r["how"],
+            **{f"{band}, {q:,} queries": _fmt(v, 3) for band, q, v in zip(band_names, counts, r["errors"])}}
+            for r in shown])))
         parts.append(fig(figures.band_errors(band_names, errors),
                          "High bars on the small-count band protect individuals; low bars on the selectivity "
-                         "bands mean useful large counts. Compared mechanisms run at their default parameters."))
-        if mechanism in evals:
-            ev = evals[mechanism]
+                         "bands mean useful large counts. Each mechanism runs at the setting in the table's "
+                         "'setting' column, matched as its 'how matched' column says."))
+        if chosen_eval is not None:
+            ev = chosen_eval
             parts.append(fig(figures.estimate_scatter(ev.true, ev.estimates, workload.band_of(), band_names,
                                                       title=f"{mech.title}: estimated vs true count"),
                              "Each dot is a query; dots on the dashed line are answered exactly."))
 
     # ---------------------------------------------------------------- map
-    say(0.55, "Measuring the risk-utility map")
-    t = targets(data, records=records, seed=seed)
-    points, not_eligible = sweep_points(data, names, workload, t, seed,
-                                        progress=lambda f, s: say(0.55 + 0.4 * f, s))
     parts.append(section("Risk against utility"))
     parts.append("<p class='cap'>Every mechanism along its main parameter, attacked the same way from the "
                  "published data only: the adversary guesses each sampled record's sensitive value from its "
                  f"micro group ({len(t.truth):,} records sampled); lift = accuracy / share of the most common "
                  "value.</p>")
-    chosen = None
-    if mechanism in evals:  # the release this report is about, measured like the map's points
-        chosen = measure_release(data, release, workload, t, evals[mechanism])
     if points:
         front = pareto(points)
         titles = {n: mechanisms.get(n).title for n in names}
@@ -204,12 +211,22 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
         parts.append(fig(figures.risk_utility_map(points, front, titles=titles, chosen=chosen),
                          "Lower left is better on both axes. The dashed line joins the settings no other "
                          "setting beats on both risk and error (the Pareto front)." + star + per_answer))
-        rows = [{"mechanism": titles[p.mechanism], "parameters": ", ".join(f"{k}={_fmt(v)}" for k, v in p.params.items()),
-                 "inference accuracy": _fmt(p.inference_accuracy, 3), "lift": _fmt(p.inference_lift, 3),
-                 "small counts within 30%": _fmt(p.small_sum_disclosure, 3), "presence": _fmt(p.presence, 3),
-                 "large-count error": _fmt(p.large_error, 3), "small-count error": _fmt(p.small_error, 3),
-                 "on the front": "yes" if i in front else ""} for i, p in enumerate(points)]
+        rows, notes = [], []
+        for group in identical_groups(points):
+            p = points[group[0]]
+            row = {"mechanism": titles[p.mechanism],
+                   "parameters": ", ".join(f"{k}={_fmt(v)}" for k, v in p.params.items()),
+                   "inference accuracy": _fmt(p.inference_accuracy, 3), "lift": _fmt(p.inference_lift, 3),
+                   "small counts within 30%": _fmt(p.small_sum_disclosure, 3), "presence": _fmt(p.presence, 3),
+                   "large-count error": _fmt(p.large_error, 3), "small-count error": _fmt(p.small_error, 3),
+                   "on the front": "yes" if any(i in front for i in group) else ""}
+            if len(group) > 1:
+                row["parameters"], note = _merged_setting(data, [points[i] for i in group])
+                notes.append(f"{titles[p.mechanism]}: {note}")
+            rows.append(row)
         parts.append(_table(pd.DataFrame(rows)))
+        for note in notes:
+            parts.append(f"<p class='note'>Merged rows. {_e(note)}</p>")
     for s in not_eligible:
         parts.append(f"<p class='warn'>Not eligible: {_e(s)}</p>")
     parts.append(f"<h2>Reproduce</h2><pre>{_e(release.reproduce_command())}</pre>")
@@ -220,6 +237,135 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
             f"<style>{_CSS}</style></head><body>{body}</body></html>")
 
 
+def compare_rows(data: Dataset, mechanism: str, raw: Mapping[str, Any], compare: Sequence[str],
+                 points: Sequence[Point], chosen: Point | None, workload: Workload, t: Targets,
+                 seed: int) -> tuple[list[dict[str, Any]], dict[str, list]]:
+    """The query-error comparison, like with like: each compared mechanism at a setting matched to the chosen one.
+
+    A mechanism the chosen one's paper compares it with runs at the setting
+    the paper pairs with it (:func:`core.baselines.matched`, the rule the
+    Query error page applies).  The papers pair no setting for the others;
+    for them we choose the swept setting (a point of the risk-utility map)
+    whose inference lift is nearest the chosen release's, so both run at
+    about the same risk and the error column compares utility at equal
+    risk.  A mechanism eligible at no setting is left out with the reason.
+
+    Returns
+    -------
+    rows : list of dict
+        ``title``, ``setting``, ``how`` and ``errors`` (mean relative error
+        per band), or ``left out`` (one sentence) for a mechanism not run.
+    errors : dict
+        Title -> per-band errors, for :func:`core.figures.band_errors`.
+    """
+    mech = mechanisms.get(mechanism)
+    rows: list[dict[str, Any]] = []
+    if chosen is not None:
+        rows.append({"title": mech.title, "setting": _setting(chosen.params),
+                     "how": "the setting this report is about",
+                     "errors": [b["mean_relative_error"] for b in chosen.bands]})
+    try:
+        values = mech.resolve(raw)
+    except WorkbenchError:
+        values = None
+    for name in compare:
+        other = mechanisms.get(name)
+        paired = None if values is None else matched(mechanism, values, name, data)
+        try:
+            if paired is not None:
+                setting, rule = paired
+                want = other.resolve(setting)
+                point = next((p for p in points if p.mechanism == name and _same_values(other, p.params, want)),
+                             None) or measure(data, name, setting, workload, t, seed)
+                how = f"matched to {mech.title}: {rule}"
+            else:
+                own = [p for p in points if p.mechanism == name]
+                if not own:
+                    rows.append({"left out": f"{other.title}: eligible at none of its swept settings on this "
+                                             "table (see the map's notes)."})
+                    continue
+                if chosen is None or len(own) == 1:
+                    point = own[0]
+                    how = ("no parameter to match" if not other.params else
+                           f"its only measured setting; no paper pairs it with {mech.title}")
+                else:
+                    point = min(own, key=lambda p: abs(p.inference_lift - chosen.inference_lift))
+                    how = (f"equal risk: no paper pairs it with {mech.title}, so of its swept settings the one "
+                           f"whose inference lift ({_fmt(point.inference_lift, 3)}) is nearest {mech.title}'s "
+                           f"({_fmt(chosen.inference_lift, 3)})")
+        except WorkbenchError as exc:
+            rows.append({"left out": f"{other.title}: {exc}"})
+            continue
+        rows.append({"title": other.title, "setting": _setting(point.params), "how": how,
+                     "errors": [b["mean_relative_error"] for b in point.bands]})
+    errors = {r["title"]: r["errors"] for r in rows if "errors" in r}
+    return rows, errors
+
+
+def _setting(params: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} = {_fmt(v)}" for k, v in params.items()) or "no parameters"
+
+
+def _same_values(mech, params: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    try:
+        have = mech.resolve(params)
+    except WorkbenchError:
+        return False
+    return all(_close(have.get(k), v) for k, v in want.items())
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float, np.number)) and isinstance(b, (int, float, np.number)):
+        return bool(np.isclose(float(a), float(b), rtol=1e-9, atol=0))
+    return a == b
+
+
+def _same_errors(rows: Sequence[Mapping[str, Any]]) -> list[list[str]]:
+    """Titles of compared rows whose errors agree on every band, in groups of two or more."""
+    groups: dict[tuple, list[str]] = {}
+    for r in rows:
+        groups.setdefault(tuple(r["errors"]), []).append(r["title"])
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def identical_groups(points: Sequence[Point]) -> list[list[int]]:
+    """Indices of the points grouped by mechanism and every measured figure (first occurrence order).
+
+    Two settings of one mechanism that measure the same on every figure
+    (inference accuracy, small-count disclosure, presence, the error of every
+    band, on the same queries, sample and seed) are one row of the report,
+    not several rows that look like independent evidence.
+    """
+    groups: dict[tuple, list[int]] = {}
+    for i, p in enumerate(points):
+        key = (p.mechanism, p.inference_accuracy, p.small_sum_disclosure, p.presence, p.large_error,
+               p.small_error, tuple(b.get("mean_relative_error") for b in p.bands))
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def _merged_setting(data: Dataset, pts: Sequence[Point]) -> tuple[str, str]:
+    """The parameters cell of merged rows and the sentence saying why their settings measured identically."""
+    mech = mechanisms.get(pts[0].mechanism)
+    keys = list(dict.fromkeys(k for p in pts for k in p.params))
+    varying = [k for k in keys if len({_fmt(p.params.get(k)) for p in pts}) > 1]
+    cell = ", ".join(f"{k}={_fmt(pts[0].params.get(k))}" if k not in varying else
+                     f"{k} ∈ {{{', '.join(_fmt(p.params.get(k)) for p in pts)}}}" for k in keys)
+    what = " and ".join(f"{k} ∈ {{{', '.join(_fmt(p.params.get(k)) for p in pts)}}}" for k in varying)
+    try:
+        derived = [mech.derived(data, mech.resolve(p.params)) for p in pts]
+    except WorkbenchError:
+        derived = []
+    same = {k: v for k, v in (derived[0] if derived else {}).items()
+            if k not in keys and all(_close(d.get(k), v) for d in derived[1:])}
+    why = (f"at each of them {mech.title} runs with the same derived "
+           + ", ".join(f"{k} = {_fmt(v)}" for k, v in same.items())
+           + f", so moving {' and '.join(varying)} changes nothing on this table"
+           if same else "the setting changes nothing the attack or the queries see on this table")
+    return cell, (f"{what} measured identically on every figure (same queries, records and seed): {why}. "
+                  "They are one row here.")
+
+
 def _fmt(value: Any, digits: int = 4) -> str:
     if value is None:
         return "–"
@@ -228,5 +374,7 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
         if digits != 4:
             return f"{float(value):.{digits}g}"
-        return format_value(value)
+        text = format_value(value)
+        # a derived value (p = 0.0909090909090909 from rho1, rho2) reads as 4 digits; fractions and ln() stay
+        return f"{float(value):.4g}" if len(text) > 10 and text[0].isdigit() and "/" not in text else text
     return str(value)

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core import figures
-from core.baselines import baselines
+from core.baselines import baselines, matched
 from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
@@ -122,16 +122,15 @@ def _compared_params(name: str) -> tuple[dict[str, Any], str]:
     own = state.mech_params(name)
     if name == current:
         return own, "chosen on the Sanitize page"
-    base = next((b for b in baselines(current) if b.name == name), None)
-    if base is None:
+    if name not in {b.name for b in baselines(current)}:
         return own, "its parameters from the Sanitize page"
     if not match:
         return own, f"its parameters from the Sanitize page; matching to {chosen_title} is off"
     try:
-        matched = base.match(MECHANISMS[current].resolve(state.mech_params(current)), data)
+        paired, rule = matched(current, MECHANISMS[current].resolve(state.mech_params(current)), name, data)
     except Exception as exc:  # the chosen mechanism's own problem is shown in its row
         return own, f"its parameters from the Sanitize page ({chosen_title}'s could not be read: {exc})"
-    return {**own, **matched}, f"matched to {chosen_title}: {base.rule}"
+    return {**own, **paired}, f"matched to {chosen_title}: {rule}"
 
 
 def _bands_of(wl) -> tuple[list, list, list]:

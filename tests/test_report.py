@@ -36,8 +36,8 @@ def test_query_error_table_has_one_row_per_mechanism(report):
     section = report[report.index(". Query error</h2>"):]
     table = section[:section.index("</table>")]
     header = re.findall(r"<th>(.*?)</th>", table[:table.index("</thead>")])
-    assert header[0] == "mechanism" and all(h.endswith(" queries") for h in header[1:])
-    assert len(header) == 8  # the small-count band and six selectivity bands, whatever the mechanisms
+    assert header[:3] == ["mechanism", "setting", "how matched"] and all(h.endswith(" queries") for h in header[3:])
+    assert len(header) == 10  # the small-count band and six selectivity bands, whatever the mechanisms
     assert len(re.findall(r"<tr>", table[table.index("<tbody>"):])) == 4
 
 
