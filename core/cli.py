@@ -89,13 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def data_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("data", metavar="DATA", help="file path or sample name (adult, census:N, hospital:N, toy-...)")
-        p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
+    def data_args(p: argparse.ArgumentParser, session: bool = False) -> None:
+        # with --session (sanitize) DATA, --sensitive and --mechanism may come from the session file
+        p.add_argument("data", metavar="DATA", nargs="?" if session else None,
+                       help="file path or sample name (adult, census:N, hospital:N, toy-...)"
+                            + ("; with --session: the session's table unless given" if session else ""))
+        p.add_argument("--sensitive", "--sa", required=not session, metavar="COL", help="sensitive attribute column")
         p.add_argument("--qi", nargs="+", metavar="COL",
                        help="QI / non-sensitive columns (space or comma separated; default: the sample's "
                             "choice or every other suitable column)")
-        p.add_argument("--mechanism", required=True, metavar="NAME", help="see the list below")
+        p.add_argument("--mechanism", required=not session, metavar="NAME", help="see the list below")
         p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a mechanism parameter")
         p.add_argument("--seed", type=int, metavar="N",
                        help="random seed (default: fresh, and printed: recorded in the manifest by sanitize, "
@@ -104,7 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("sanitize", help="sanitize a table and write the release and its manifest",
                        epilog=_mechanism_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    data_args(p)
+    data_args(p, session=True)
+    p.add_argument("--session", metavar="FILE",
+                   help="a session file saved on the Home page (.workbench.json or .zip): its table, columns, "
+                        "mechanism, parameters and seed; flags given beside it override and say so")
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output .csv or .parquet (a folder for mechanisms that publish several tables)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
@@ -189,13 +195,99 @@ def _params(args) -> dict[str, str]:
 def cmd_sanitize(args) -> dict[str, Any]:
     from . import mechanisms, release as rel
 
+    if args.session:
+        return _sanitize_session(args)
+    missing = [flag for flag, value in (("DATA", args.data), ("--sensitive", args.sensitive),
+                                        ("--mechanism", args.mechanism)) if value is None]
+    if missing:
+        raise _UsageError(f"python -m core sanitize: give {', '.join(missing)} (or --session FILE) (see --help)")
     mech = mechanisms.get(args.mechanism)
     raw = _params(args)
     mech.resolve(raw)  # parameter errors before the (slower) load
     data = _dataset(args)
     release = mechanisms.sanitize(data, mech.name, raw, args.seed)
     written = rel.write(release, args.out, args.manifest)
-    out = {"written": [str(p) for p in written], "manifest": release.manifest()}
+    return _sanitize_output(args, release, written)
+
+
+def _sanitize_session(args) -> dict[str, Any]:
+    """``sanitize --session F``: the session's table, columns and current setting; flags override and say so.
+
+    The session is read and checked whole before anything is loaded.  Its
+    table is the embedded one (a zip), the bundled sample it names, or the
+    file given as DATA, which must have the session's content hash (an
+    uploaded table's path is not in the session).  Each flag given beside
+    the session replaces the session's value and adds a note saying so
+    (``--param`` replaces that parameter only).  The manifest carries the
+    session's decision record when the setting written is the chosen pin's.
+    """
+    from pathlib import Path
+
+    from . import mechanisms, release as rel
+    from . import session as sess
+    from .errors import DataError
+    from .table import bind, load_table
+
+    path = Path(args.session)
+    if not path.is_file():
+        raise DataError(f"There is no session file at '{args.session}'; give the file saved from the Home page.")
+    session, frame = sess.read(path.read_bytes(), path.name)
+    notes: list[str] = []
+    current = session.current
+    name = current.mechanism
+    if args.mechanism is not None and args.mechanism != name:
+        mechanisms.get(args.mechanism)
+        notes.append(f"--mechanism {args.mechanism} overrides the session's mechanism {name}")
+        name = args.mechanism
+        raw: dict[str, Any] = dict(session.params.get(name, {}))
+    else:
+        raw = dict(current.params)
+    mech = mechanisms.get(name)
+    given = _params(args)
+    for key, value in given.items():
+        if key in raw and raw[key] is not None:
+            notes.append(f"--param {key}={value} overrides the session's {key}={format_value(raw[key])}")
+        raw[key] = value
+    mech.resolve(raw)  # parameter errors before the (slower) load
+    seed = current.seed
+    if args.seed is not None and args.seed != seed:
+        notes.append(f"--seed {args.seed} overrides the session's seed {seed}")
+        seed = args.seed
+    if args.data is not None:
+        table = load_table(args.data)
+        sess.check_table(session, table.content_hash, table.columns, f"'{args.data}'")
+    elif frame is not None:
+        table = sess.embedded_table(session, frame)
+    elif session.table.kind == "sample":
+        table = load_table(session.table.name)
+        sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
+    else:
+        raise DataError(f"The session's table is {session.table.describe()}, which is not inside the session file; "
+                        "give that file's path as DATA.")
+    sa = session.sensitive
+    if args.sensitive is not None and args.sensitive != sa:
+        notes.append(f"--sensitive {args.sensitive} overrides the session's sensitive attribute {sa}")
+        sa = args.sensitive
+    qi = list(session.qi)
+    if args.qi is not None and _qi(args.qi) != qi:
+        notes.append(f"--qi {' '.join(_qi(args.qi))} overrides the session's QI columns {' '.join(qi)}")
+        qi = _qi(args.qi)
+    data = bind(table, sa, qi)
+    release = mechanisms.sanitize(data, mech.name, raw, seed)
+    decision = None
+    chosen = session.pin(session.decision.chosen) if session.decision is not None else None
+    if chosen is not None and chosen.setting.key() == sess.Setting(mech.name, raw, seed).key():
+        decision = session.decision.to_json(session.pins)
+    written = rel.write(release, args.out, args.manifest, decision=decision)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    out = _sanitize_output(args, release, written, decision)
+    out["session"] = {"file": str(path), "overrides": notes}
+    return out
+
+
+def _sanitize_output(args, release, written, decision: dict | None = None) -> dict[str, Any]:
+    out = {"written": [str(p) for p in written], "manifest": release.manifest(decision=decision)}
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
         for note in release.notes:

@@ -100,9 +100,15 @@ class Release:
         args += ["--seed", str(self.seed), "--out", "release" + (".csv" if len(self.tables) == 1 else "")]
         return " ".join(shlex.quote(a) for a in args)
 
-    def manifest(self) -> dict[str, Any]:
-        """JSON-ready description that lets anyone reproduce this release."""
-        return jsonable({
+    def manifest(self, decision: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """JSON-ready description that lets anyone reproduce this release.
+
+        ``decision`` is the steward's decision record
+        (:meth:`core.session.Decision.to_json`) when this release is the
+        chosen setting; the ``decision`` key is absent otherwise, so
+        manifests of the same seed stay byte-identical.
+        """
+        out = jsonable({
             "workbench": {"name": "privacy-utility workbench", "version": __version__},
             "mechanism": self.mechanism,
             "mechanism_title": self.title,
@@ -128,6 +134,9 @@ class Release:
                                 "installed; for an uploaded table, put the file's path in place of its name. "
                                 "The input's content_hash tells whether it is the same table."),
         })
+        if decision is not None:
+            out["decision"] = jsonable(dict(decision))
+        return out
 
 
 def jsonable(value: Any) -> Any:
@@ -180,8 +189,8 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
     return buf.getvalue()
 
 
-def manifest_bytes(release: Release) -> bytes:
-    return (json.dumps(release.manifest(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def manifest_bytes(release: Release, decision: Mapping[str, Any] | None = None) -> bytes:
+    return (json.dumps(release.manifest(decision), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
@@ -198,7 +207,8 @@ def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
     return buf.getvalue()
 
 
-def write(release: Release, out: str | Path, manifest: str | Path | None = None) -> list[Path]:
+def write(release: Release, out: str | Path, manifest: str | Path | None = None,
+          decision: Mapping[str, Any] | None = None) -> list[Path]:
     """Write the release to ``out`` (CSV or Parquet by extension; a folder for several tables).
 
     The manifest goes to ``manifest`` or, by default, beside the output as
@@ -237,6 +247,6 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None)
             written.append(path)
         default_manifest = out / "manifest.json"
     man = Path(manifest) if manifest else default_manifest
-    man.write_bytes(manifest_bytes(release))
+    man.write_bytes(manifest_bytes(release, decision))
     written.append(man)
     return written

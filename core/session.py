@@ -1,0 +1,555 @@
+"""A workbench session as one file: the table, the columns, the choices, pins, history and the decision.
+
+A steward who tried settings, pinned a few and wrote down why one was
+chosen saves all of it as one file, reopens it on the Home page later (or
+on another machine), and hands it to the command line
+(``python -m core sanitize --session F``).  This module is the format and
+its checks; it has no Streamlit import.
+
+The file is JSON (``*.workbench.json``)::
+
+    {"format": "privacy-utility workbench session", "version": 1,
+     "table": {"kind": "sample" | "upload", "name": "adult", "content_hash": "…", "rows": 45222},
+     "columns": {"sensitive": "occupation", "qi": ["age", "sex"]},
+     "current": {"mechanism": "splu", "params": {"gamma": "5"}, "seed": 1},
+     "params": {"splu": {"gamma": "5"}, …},
+     "pins": [{"name": "…", "mechanism": …, "params": …, "seed": …}],
+     "history": [{"mechanism": …, "params": …, "seed": …}],
+     "decision": null | {"chosen": "pin name", "rationale": "…", "reviewers": ["…"],
+                         "date": "2026-11-24", "verdicts": {"pin name": "…"}}}
+
+or a zip (``*.workbench.zip``) holding that JSON as ``session.json`` and
+the uploaded table as ``table.parquet``.  Parameter values are written as
+text the CLI and :meth:`core.params.Param.parse` read back exactly
+(``1/13``, ``ln(3)``); ``null`` means "derive automatically".
+
+Choices made here where the issue is silent:
+
+* Opening validates the whole file first (format, version, every
+  mechanism and parameter, seeds, pin names, the decision) and only then
+  returns a :class:`Session`; a bad file raises :class:`SessionError` with
+  one sentence and nothing is applied.
+* A session made from a bundled sample refers to it by spec
+  (``census:500000``) and its content hash; an upload by its file name
+  and content hash.  Opening checks the hash against the table actually
+  loaded (:func:`check_table`): a different table is refused, never
+  swapped in silently.
+* The history keeps the last :data:`HISTORY` settings; pins are at most
+  :data:`MAX_PINS`, named uniquely (1 to :data:`NAME_CHARS` characters).
+* The alternatives of the decision are the pins other than the chosen
+  one, derived when the record is written (:meth:`Decision.to_json`
+  with the session's pins), so they cannot disagree with the pins.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import json
+import zipfile
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
+
+from .errors import DataError
+from .params import format_value
+
+FORMAT = "privacy-utility workbench session"
+VERSION = 1
+#: settings kept in the history (oldest dropped first)
+HISTORY = 50
+#: pins compared side by side at most
+MAX_PINS = 6
+#: longest pin name
+NAME_CHARS = 60
+#: longest rationale (characters)
+RATIONALE_CHARS = 20_000
+#: largest session JSON read (bytes); a session is a few kB, a zip carries its table beside it
+MAX_JSON_BYTES = 5 * 2**20
+#: seeds a setting may carry (``core.mechanisms.fresh_seed`` draws 31 bits)
+MAX_SEED = 2**31 - 1
+JSON_NAME = "session.json"
+TABLE_NAME = "table.parquet"
+
+
+class SessionError(DataError):
+    """A session file that cannot be opened as it is: the message says why and what to do."""
+
+
+# ------------------------------------------------------------------ parts
+@dataclass(frozen=True)
+class Setting:
+    """One release setting: mechanism, its raw parameters (None = derived) and the seed."""
+
+    mechanism: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 1
+
+    def key(self) -> tuple:
+        """Hashable identity (two equal settings give the same release on the same table)."""
+        return (self.mechanism, tuple(sorted((k, format_value(v)) for k, v in self.params.items()
+                                             if v is not None)), int(self.seed))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mechanism": self.mechanism,
+                "params": {k: (None if v is None else format_value(v)) for k, v in self.params.items()},
+                "seed": int(self.seed)}
+
+    def describe(self) -> str:
+        """``splu: gamma=5, seed 1``: one line for lists and messages."""
+        from .mechanisms import MECHANISMS
+
+        mech = MECHANISMS.get(self.mechanism)
+        title = mech.title if mech is not None else self.mechanism
+        values = ", ".join(f"{k}={format_value(v)}" for k, v in self.params.items() if v is not None)
+        return f"{title}" + (f" ({values})" if values else "") + f", seed {int(self.seed)}"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """A named setting the steward keeps to compare and, perhaps, choose."""
+
+    name: str
+    setting: Setting
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, **self.setting.to_json()}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The decision record: which pin was chosen, why, by whom and when, with the verdicts.
+
+    ``verdicts`` maps pin names to the verdict text shown when the record
+    was written (the chosen pin's and the alternatives').
+    """
+
+    chosen: str
+    rationale: str = ""
+    reviewers: tuple[str, ...] = ()
+    date: str = ""
+    verdicts: Mapping[str, str] = field(default_factory=dict)
+
+    def alternatives(self, pins: Sequence[Pin]) -> list[str]:
+        return [p.name for p in pins if p.name != self.chosen]
+
+    def to_json(self, pins: Sequence[Pin] = ()) -> dict[str, Any]:
+        out: dict[str, Any] = {"chosen": self.chosen}
+        chosen = next((p for p in pins if p.name == self.chosen), None)
+        if chosen is not None:
+            out["setting"] = chosen.setting.to_json()
+        out["alternatives"] = self.alternatives(pins)
+        out.update({"rationale": self.rationale, "reviewers": list(self.reviewers), "date": self.date,
+                    "verdicts": dict(self.verdicts)})
+        return out
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """Which table a session was made on: a bundled sample's spec or an upload's file name, and its hash."""
+
+    kind: str  # "sample" or "upload"
+    name: str
+    content_hash: str
+    rows: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "content_hash": self.content_hash}
+        if self.rows is not None:
+            out["rows"] = int(self.rows)
+        return out
+
+    def describe(self) -> str:
+        what = f"the sample '{self.name}'" if self.kind == "sample" else f"the uploaded file '{self.name}'"
+        return f"{what} (content hash {self.content_hash})"
+
+
+@dataclass(frozen=True)
+class Session:
+    """Everything a steward chose in one workbench session."""
+
+    table: TableRef
+    sensitive: str
+    qi: tuple[str, ...]
+    current: Setting
+    params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    pins: tuple[Pin, ...] = ()
+    history: tuple[Setting, ...] = ()
+    decision: Decision | None = None
+
+    def pin(self, name: str) -> Pin | None:
+        return next((p for p in self.pins if p.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "table": self.table.to_json(),
+            "columns": {"sensitive": self.sensitive, "qi": list(self.qi)},
+            "current": self.current.to_json(),
+            "params": {m: {k: (None if v is None else format_value(v)) for k, v in values.items()}
+                       for m, values in self.params.items()},
+            "pins": [p.to_json() for p in self.pins],
+            "history": [s.to_json() for s in self.history],
+            "decision": None if self.decision is None else self.decision.to_json(self.pins),
+        }
+
+
+# ------------------------------------------------------------------ pins and history (pure helpers)
+def check_pin_name(name: Any, pins: Sequence[Pin] = (), replacing: str | None = None) -> str:
+    """The pin name stripped, or :class:`SessionError` (empty, too long, taken, control characters)."""
+    if not isinstance(name, str) or not name.strip():
+        raise SessionError("Give the pin a name (1 to 60 characters), e.g. 'SPLU gamma 5'.")
+    text = name.strip()
+    if len(text) > NAME_CHARS:
+        raise SessionError(f"A pin name has at most {NAME_CHARS} characters; this one has {len(text)}.")
+    if any(ord(c) < 32 for c in text):
+        raise SessionError("A pin name cannot hold line breaks or control characters.")
+    if any(p.name == text and p.name != replacing for p in pins):
+        raise SessionError(f"A pin named '{text}' exists already; choose another name or unpin it first.")
+    return text
+
+
+def add_pin(pins: Sequence[Pin], name: str, setting: Setting) -> tuple[Pin, ...]:
+    """``pins`` with a new pin (at most :data:`MAX_PINS`; names unique)."""
+    text = check_pin_name(name, pins)
+    if len(pins) >= MAX_PINS:
+        raise SessionError(f"At most {MAX_PINS} pins are compared side by side; unpin one first.")
+    return (*pins, Pin(text, setting))
+
+
+def record(history: Sequence[Setting], setting: Setting) -> tuple[Setting, ...]:
+    """``history`` with ``setting`` appended unless it is already the latest; the last :data:`HISTORY` kept."""
+    if history and history[-1].key() == setting.key():
+        return tuple(history)
+    return (*history, setting)[-HISTORY:]
+
+
+def undo(history: Sequence[Setting]) -> tuple[tuple[Setting, ...], Setting | None]:
+    """One step back: the history without its latest setting, and the setting to apply (None: nothing to undo)."""
+    if len(history) < 2:
+        return tuple(history), None
+    return tuple(history[:-1]), history[-2]
+
+
+# ------------------------------------------------------------------ writing
+def dumps(session: Session) -> str:
+    """The session as JSON text (keys in a fixed order, UTF-8, ends with a newline)."""
+    return json.dumps(session.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def to_bytes(session: Session, frame: pd.DataFrame | None = None) -> bytes:
+    """The session file: JSON, or a zip with the JSON and ``frame`` as Parquet when a frame is given."""
+    text = dumps(session).encode("utf-8")
+    if frame is None:
+        return text
+    buf = io.BytesIO()
+    table = io.BytesIO()
+    frame.to_parquet(table, index=False)
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(JSON_NAME, text)
+        zf.writestr(TABLE_NAME, table.getvalue())
+    return buf.getvalue()
+
+
+def file_name(session: Session, embedded: bool = False) -> str:
+    stem = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.table.name.replace(":", "_"))[:40]
+    return f"{stem or 'table'}-session.workbench.{'zip' if embedded else 'json'}"
+
+
+# ------------------------------------------------------------------ reading
+def read(data: bytes, filename: str = "session") -> tuple[Session, pd.DataFrame | None]:
+    """Parse a session file (JSON or zip); returns the session and the embedded table's frame, if any.
+
+    Everything is checked before anything is returned; a problem raises
+    :class:`SessionError` with one sentence naming the file.
+    """
+    if data[:4] == b"PK\x03\x04":
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as zf:
+                names = set(zf.namelist())
+                if JSON_NAME not in names:
+                    raise SessionError(f"'{filename}' is a zip without a {JSON_NAME}: it is not a workbench "
+                                       "session file; save the session again from the Home page.")
+                info = zf.getinfo(JSON_NAME)
+                if info.file_size > MAX_JSON_BYTES:
+                    raise SessionError(f"'{filename}' holds a {JSON_NAME} larger than "
+                                       f"{MAX_JSON_BYTES // 2**20} MB: it is not a workbench session file.")
+                text = zf.read(JSON_NAME)
+                table_bytes = zf.read(TABLE_NAME) if TABLE_NAME in names else None
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+            raise SessionError(f"'{filename}' is a damaged zip ({exc}); save the session again.") from None
+        session = loads(text, filename)
+        frame = None
+        if table_bytes is not None:
+            frame = _embedded_frame(table_bytes, filename)
+        return session, frame
+    if len(data) > MAX_JSON_BYTES:
+        raise SessionError(f"'{filename}' is larger than {MAX_JSON_BYTES // 2**20} MB: it is not a workbench "
+                           "session file (those are JSON of a few kB, or a zip).")
+    return loads(data, filename), None
+
+
+def _embedded_frame(data: bytes, filename: str) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # pyarrow raises many types for a damaged file
+        raise SessionError(f"The table inside '{filename}' cannot be read as Parquet ({type(exc).__name__}); "
+                           "save the session again.") from None
+
+
+def loads(text: str | bytes, filename: str = "session") -> Session:
+    """Parse and validate session JSON; :class:`SessionError` on the first problem (nothing half-read)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise SessionError(f"'{filename}' is not UTF-8 text: it is not a workbench session file "
+                               "(save one from the Home page).") from None
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise SessionError(f"'{filename}' is not valid JSON{where}: it is damaged or not a workbench session "
+                           "file; save the session again.") from None
+    return _parse(doc, filename)
+
+
+def _fail(filename: str, what: str) -> SessionError:
+    return SessionError(f"'{filename}' cannot be opened: {what}. Nothing was changed; save the session again "
+                        "or fix that entry.")
+
+
+def _expect(doc: Any, kind: type, where: str, filename: str) -> Any:
+    names = {dict: "an object", list: "a list", str: "text", int: "a whole number"}
+    if kind is int:
+        ok = isinstance(doc, int) and not isinstance(doc, bool)
+    else:
+        ok = isinstance(doc, kind)
+    if not ok:
+        raise _fail(filename, f"{where} must be {names.get(kind, kind.__name__)}, not {_json_type(doc)}")
+    return doc
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    return {dict: "an object", list: "a list", str: "text", int: "a number", float: "a number"}.get(
+        type(value), type(value).__name__)
+
+
+def _keys(doc: dict, allowed: Iterable[str], required: Iterable[str], where: str, filename: str) -> None:
+    unknown = [k for k in doc if k not in set(allowed)]
+    if unknown:
+        raise _fail(filename, f"{where} has the unknown entr{'ies' if len(unknown) > 1 else 'y'} "
+                              f"{', '.join(repr(k) for k in unknown)}")
+    missing = [k for k in required if k not in doc]
+    if missing:
+        raise _fail(filename, f"{where} lacks {', '.join(repr(k) for k in missing)}")
+
+
+def _params(mechanism: str, values: Any, where: str, filename: str) -> dict[str, Any]:
+    from .errors import WorkbenchError
+    from .mechanisms import MECHANISMS
+
+    values = _expect(values, dict, f"{where}'s params", filename)
+    mech = MECHANISMS[mechanism]
+    declared = {p.name: p for p in mech.params}
+    out: dict[str, Any] = {}
+    for key, text in values.items():
+        p = declared.get(key)
+        if p is None:
+            raise _fail(filename, f"{where} gives '{key}', which is not a parameter of {mech.title} "
+                                  f"({', '.join(declared) or 'it has none'})")
+        if text is None:
+            out[key] = None
+            continue
+        if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+            raise _fail(filename, f"{where}'s parameter '{key}' must be text such as \"5\" or \"1/13\", "
+                                  f"not {_json_type(text)}")
+        try:
+            out[key] = p.parse(str(text), mech.title)
+        except WorkbenchError as exc:
+            raise _fail(filename, f"{where}: {str(exc).rstrip('.')}") from None
+    try:
+        mech.resolve(out)
+    except WorkbenchError as exc:
+        raise _fail(filename, f"{where}: {str(exc).rstrip('.')}") from None
+    return out
+
+
+def _setting(doc: Any, where: str, filename: str, extra: Iterable[str] = ()) -> Setting:
+    from .mechanisms import MECHANISMS
+
+    doc = _expect(doc, dict, where, filename)
+    _keys(doc, ["mechanism", "params", "seed", *extra], ["mechanism", "seed"], where, filename)
+    name = _expect(doc["mechanism"], str, f"{where}'s mechanism", filename)
+    if name not in MECHANISMS:
+        raise _fail(filename, f"{where} names the mechanism '{name}', which this workbench does not have "
+                              f"(it has {', '.join(MECHANISMS)})")
+    seed = _expect(doc["seed"], int, f"{where}'s seed", filename)
+    if not 0 <= seed <= MAX_SEED:
+        raise _fail(filename, f"{where}'s seed must be from 0 to {MAX_SEED:,}, not {seed}")
+    return Setting(name, _params(name, doc.get("params", {}), where, filename), seed)
+
+
+def _parse(doc: Any, filename: str) -> Session:
+    from .mechanisms import MECHANISMS
+
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise SessionError(f"'{filename}' is not a workbench session file (it lacks \"format\": \"{FORMAT}\"); "
+                           "open a file saved from the Home page.")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _fail(filename, "its version must be a whole number from 1")
+    if version > VERSION:
+        raise SessionError(f"'{filename}' was saved by a newer workbench (session version {version}; this one "
+                           f"reads up to {VERSION}); update the workbench to open it.")
+    _keys(doc, ["format", "version", "table", "columns", "current", "params", "pins", "history", "decision"],
+          ["table", "columns", "current"], "the file", filename)
+    t = _expect(doc["table"], dict, "the table entry", filename)
+    _keys(t, ["kind", "name", "content_hash", "rows"], ["kind", "name", "content_hash"], "the table entry", filename)
+    kind = _expect(t["kind"], str, "the table's kind", filename)
+    if kind not in {"sample", "upload"}:
+        raise _fail(filename, f"the table's kind must be 'sample' or 'upload', not '{kind}'")
+    name = _expect(t["name"], str, "the table's name", filename)
+    chash = _expect(t["content_hash"], str, "the table's content hash", filename)
+    if not name.strip():
+        raise _fail(filename, "the table's name is empty")
+    if len(chash) != 16 or any(c not in "0123456789abcdef" for c in chash):
+        raise _fail(filename, f"the table's content hash must be 16 hexadecimal digits, not '{chash[:40]}'")
+    if kind == "sample":
+        from .samples import is_sample
+
+        if not is_sample(name):
+            raise _fail(filename, f"the table '{name}' is not a bundled sample of this workbench")
+    rows = t.get("rows")
+    if rows is not None:
+        rows = _expect(rows, int, "the table's rows", filename)
+    table = TableRef(kind, name, chash, rows)
+
+    cols = _expect(doc["columns"], dict, "the columns entry", filename)
+    _keys(cols, ["sensitive", "qi"], ["sensitive", "qi"], "the columns entry", filename)
+    sa = _expect(cols["sensitive"], str, "the sensitive column", filename)
+    qi = _expect(cols["qi"], list, "the QI columns", filename)
+    for c in qi:
+        _expect(c, str, "each QI column", filename)
+    if not qi:
+        raise _fail(filename, "it names no QI column")
+    if sa in qi:
+        raise _fail(filename, f"the sensitive column '{sa}' is also a QI column")
+    if len(set(qi)) != len(qi):
+        raise _fail(filename, "a QI column is named twice")
+
+    current = _setting(doc["current"], "the current setting", filename)
+    params: dict[str, dict[str, Any]] = {}
+    for mech, values in _expect(doc.get("params", {}), dict, "the params entry", filename).items():
+        if mech not in MECHANISMS:
+            raise _fail(filename, f"the params entry names the mechanism '{mech}', which this workbench does not "
+                                  "have")
+        params[mech] = _params(mech, values, f"the stored parameters of {mech}", filename)
+
+    pins: list[Pin] = []
+    raw_pins = _expect(doc.get("pins", []), list, "the pins entry", filename)
+    if len(raw_pins) > MAX_PINS:
+        raise _fail(filename, f"it holds {len(raw_pins)} pins; at most {MAX_PINS} are allowed")
+    for i, p in enumerate(raw_pins, 1):
+        where = f"pin {i}"
+        p = _expect(p, dict, where, filename)
+        setting = _setting(p, where, filename, extra=["name"])
+        if "name" not in p:
+            raise _fail(filename, f"{where} lacks 'name'")
+        try:
+            pname = check_pin_name(p["name"], pins)
+        except SessionError as exc:
+            raise _fail(filename, f"{where}: {str(exc).rstrip('.')}") from None
+        pins.append(Pin(pname, setting))
+
+    raw_history = _expect(doc.get("history", []), list, "the history entry", filename)
+    if len(raw_history) > HISTORY:
+        raise _fail(filename, f"its history holds {len(raw_history)} settings; at most {HISTORY} are kept")
+    history = tuple(_setting(h, f"history entry {i}", filename) for i, h in enumerate(raw_history, 1))
+
+    decision = None
+    if doc.get("decision") is not None:
+        decision = _decision(doc["decision"], pins, filename)
+    return Session(table, sa, tuple(qi), current, params, tuple(pins), history, decision)
+
+
+def _decision(doc: Any, pins: Sequence[Pin], filename: str) -> Decision:
+    doc = _expect(doc, dict, "the decision", filename)
+    _keys(doc, ["chosen", "setting", "alternatives", "rationale", "reviewers", "date", "verdicts"], ["chosen"],
+          "the decision", filename)
+    chosen = _expect(doc["chosen"], str, "the decision's chosen pin", filename)
+    pin = next((p for p in pins if p.name == chosen), None)
+    if pin is None:
+        raise _fail(filename, f"the decision chooses the pin '{chosen[:60]}', which is not among its pins")
+    if "setting" in doc and _setting(doc["setting"], "the decision's setting", filename).key() != pin.setting.key():
+        raise _fail(filename, f"the decision's setting differs from the pin '{chosen}' it names (hand-edited?)")
+    if "alternatives" in doc:
+        alts = _expect(doc["alternatives"], list, "the decision's alternatives", filename)
+        if alts != [p.name for p in pins if p.name != chosen]:
+            raise _fail(filename, "the decision's alternatives are not the other pins (hand-edited?)")
+    rationale = _expect(doc.get("rationale", ""), str, "the rationale", filename)
+    if len(rationale) > RATIONALE_CHARS:
+        raise _fail(filename, f"the rationale is longer than {RATIONALE_CHARS:,} characters")
+    reviewers = _expect(doc.get("reviewers", []), list, "the reviewers", filename)
+    for r in reviewers:
+        _expect(r, str, "each reviewer", filename)
+    date = _expect(doc.get("date", ""), str, "the decision's date", filename)
+    if date:
+        check_date(date, filename)
+    verdicts = _expect(doc.get("verdicts", {}), dict, "the verdicts", filename)
+    for k, v in verdicts.items():
+        _expect(v, str, f"the verdict of '{k}'", filename)
+    return Decision(chosen, rationale, tuple(reviewers), date, dict(verdicts))
+
+
+def check_date(text: str, filename: str | None = None) -> str:
+    """``YYYY-MM-DD`` or :class:`SessionError`."""
+    try:
+        _dt.date.fromisoformat(text.strip())
+    except ValueError:
+        msg = f"the date must be written YYYY-MM-DD (e.g. 2026-11-24), not '{text[:30]}'"
+        raise (_fail(filename, msg) if filename else SessionError(msg[0].upper() + msg[1:] + ".")) from None
+    return text.strip()
+
+
+def make_decision(chosen: str, pins: Sequence[Pin], rationale: str = "", reviewers: Iterable[str] = (),
+                  date: str = "", verdicts: Mapping[str, str] | None = None) -> Decision:
+    """A checked :class:`Decision` (the chosen pin exists, the date reads, the rationale fits)."""
+    if not any(p.name == chosen for p in pins):
+        raise SessionError("Choose one of the pins as the decision (pin a setting on the Sanitize page first).")
+    if len(rationale) > RATIONALE_CHARS:
+        raise SessionError(f"The rationale has at most {RATIONALE_CHARS:,} characters; it has {len(rationale):,}.")
+    names = tuple(r.strip() for r in reviewers if r.strip())
+    day = check_date(date) if date.strip() else ""
+    return Decision(chosen, rationale.strip(), names, day, dict(verdicts or {}))
+
+
+# ------------------------------------------------------------------ the table
+def check_table(session: Session, content_hash: str, columns: Sequence[str], label: str = "the table") -> None:
+    """Refuse a table that is not the session's: another content hash, or the session's columns missing."""
+    if content_hash != session.table.content_hash:
+        raise SessionError(f"This session was saved on {session.table.describe()}, but {label} has content hash "
+                           f"{content_hash}; load that table (or open the session with its table embedded).")
+    missing = [c for c in (session.sensitive, *session.qi) if c not in columns]
+    if missing:
+        raise SessionError(f"The session's column{'s' if len(missing) > 1 else ''} "
+                           f"{', '.join(repr(c) for c in missing)} are not in {label}.")
+
+
+def embedded_table(session: Session, frame: pd.DataFrame):
+    """The zip's embedded table as a :class:`core.table.Table`, checked against the session's content hash."""
+    from .table import make_table
+
+    table = make_table(frame, session.table.name)
+    check_table(session, table.content_hash, table.columns, f"the table inside the file")
+    return table
+
+
+def with_decision(session: Session, decision: Decision | None) -> Session:
+    return replace(session, decision=decision)

@@ -1,0 +1,214 @@
+"""core.session: session files round-trip, bad files are refused whole, the CLI reads them."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+import pytest
+
+from core import cli
+from core import session as S
+from core.table import load_table
+
+TOY = b"age,sex,disease\n30,F,flu\n31,M,cold\n32,F,flu\n33,M,hiv\n34,F,cold\n35,M,flu\n36,F,hiv\n37,M,cold\n"
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_table(TOY, "toy.csv")
+
+
+def _session(table, kind="upload", name="toy.csv", decision=True):
+    pins = (S.Pin("SPLU five", S.Setting("splu", {"gamma": 2}, 3)),
+            S.Pin("UP third", S.Setting("uniform", {"p": None, "rho1": 1 / 13}, 3)))
+    history = tuple(S.Setting("splu", {"gamma": g}, 3) for g in (2, 3, 2))
+    dec = S.make_decision("SPLU five", pins, "Small counts stay hidden.\nLarge ones useful.", ["Ann", " Bob "],
+                          "2026-11-24", {"SPLU five": "meets", "UP third": "runs"}) if decision else None
+    return S.Session(S.TableRef(kind, name, table.content_hash, len(table)), "disease", ("age", "sex"),
+                     S.Setting("splu", {"gamma": 2}, 3), {"splu": {"gamma": 2}, "uniform": {"rho1": 1 / 13}},
+                     pins, history, dec)
+
+
+def test_json_round_trip_keeps_everything(toy):
+    s = _session(toy)
+    text = S.dumps(s)
+    back, frame = S.read(text.encode(), "s.json")
+    assert frame is None
+    assert back == s
+    assert json.loads(text)["pins"][1]["params"]["rho1"] == "1/13"  # as the paper writes it, not 0.0769...
+    assert back.pins[1].setting.params["rho1"] == 1 / 13
+    assert json.loads(text)["decision"]["alternatives"] == ["UP third"]
+    assert back.decision.reviewers == ("Ann", "Bob")
+    assert S.dumps(back) == text  # byte for byte
+
+
+def test_zip_embeds_the_table_with_the_same_content_hash(toy):
+    s = _session(toy)
+    data = S.to_bytes(s, toy.frame)
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [S.JSON_NAME, S.TABLE_NAME]
+    back, frame = S.read(data, "s.zip")
+    assert back == s
+    table = S.embedded_table(back, frame)
+    assert table.content_hash == toy.content_hash
+    assert table.frame.equals(toy.frame)
+
+
+def test_history_keeps_the_last_fifty_and_undo_steps_back():
+    h: tuple = ()
+    for seed in range(60):
+        h = S.record(h, S.Setting("splu", {"gamma": 5}, seed))
+        h = S.record(h, S.Setting("splu", {"gamma": 5}, seed))  # the same again is not a new entry
+    assert len(h) == S.HISTORY and h[0].seed == 10 and h[-1].seed == 59
+    h2, back = S.undo(h)
+    assert back.seed == 58 and len(h2) == S.HISTORY - 1
+    assert S.undo(h[:1]) == (h[:1], None)
+
+
+def test_pins_are_named_uniquely_and_at_most_six():
+    pins: tuple = ()
+    for i in range(S.MAX_PINS):
+        pins = S.add_pin(pins, f" pin {i} ", S.Setting("splu", {}, i))
+    assert pins[0].name == "pin 0"
+    with pytest.raises(S.SessionError, match="At most 6 pins"):
+        S.add_pin(pins, "seventh", S.Setting("splu", {}, 9))
+    with pytest.raises(S.SessionError, match="exists already"):
+        S.add_pin(pins[:2], "pin 1", S.Setting("splu", {}, 9))
+    for bad in ("", "   ", "x" * 61, "two\nlines"):
+        with pytest.raises(S.SessionError):
+            S.check_pin_name(bad)
+
+
+def _edit(toy, change):
+    doc = json.loads(S.dumps(_session(toy)))
+    change(doc)
+    return json.dumps(doc).encode()
+
+
+BAD = {
+    "not JSON": (lambda d: None, b'{"format": "privacy-utility workbench session", "version": 1,', "not valid JSON"),
+    "not a session": (None, b'{"hello": 1}', "not a workbench session file"),
+    "binary": (None, b"\xff\xfe\x00garbage", "not UTF-8"),
+    "newer": (lambda d: d.update(version=99), None, "newer workbench"),
+    "unknown key": (lambda d: d.update(extra=1), None, "unknown entry 'extra'"),
+    "mechanism": (lambda d: d["current"].update(mechanism="nope"), None, "mechanism 'nope'"),
+    "param range": (lambda d: d["pins"][0]["params"].update(gamma="0"), None, "pin 1"),
+    "param name": (lambda d: d["current"]["params"].update(zeta="1"), None, "'zeta', which is not a parameter"),
+    "seed": (lambda d: d["history"][1].update(seed=-1), None, "history entry 2's seed"),
+    "seed type": (lambda d: d["current"].update(seed="7"), None, "seed must be a whole number"),
+    "hash": (lambda d: d["table"].update(content_hash="xyz"), None, "16 hexadecimal digits"),
+    "sample": (lambda d: d["table"].update(kind="sample", name="nosuch"), None, "not a bundled sample"),
+    "qi": (lambda d: d["columns"].update(qi=["disease"]), None, "also a QI column"),
+    "pin twice": (lambda d: d["pins"][1].update(name="SPLU five"), None, "exists already"),
+    "decision pin": (lambda d: d["decision"].update(chosen="ghost"), None, "not among its pins"),
+    "decision setting": (lambda d: d["decision"]["setting"].update(seed=4), None, "hand-edited"),
+    "alternatives": (lambda d: d["decision"].update(alternatives=[]), None, "alternatives are not the other pins"),
+    "date": (lambda d: d["decision"].update(date="24/11/2026"), None, "YYYY-MM-DD"),
+    "too many pins": (lambda d: d["pins"].extend(dict(d["pins"][0], name=f"p{i}") for i in range(5)), None,
+                      "at most 6"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_files_get_one_sentence_and_nothing(toy, case):
+    change, raw, words = BAD[case]
+    data = raw if raw is not None else _edit(toy, change)
+    with pytest.raises(S.SessionError) as err:
+        S.read(data, "s.json")
+    message = str(err.value)
+    assert words in message
+    assert "\n" not in message and "Traceback" not in message
+    assert "'s.json'" in message or "newer" in message
+
+
+def test_damaged_zip_and_zip_without_session(toy):
+    good = S.to_bytes(_session(toy), toy.frame)
+    with pytest.raises(S.SessionError, match="damaged zip"):
+        S.read(good[:200], "s.zip")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("table.parquet", b"x")
+    with pytest.raises(S.SessionError, match="without a session.json"):
+        S.read(buf.getvalue(), "s.zip")
+
+
+def test_another_table_is_refused(toy):
+    s = _session(toy)
+    other = load_table(TOY.replace(b"hiv", b"flu"), "toy.csv")
+    with pytest.raises(S.SessionError, match="saved on the uploaded file 'toy.csv'"):
+        S.check_table(s, other.content_hash, other.columns)
+    with pytest.raises(S.SessionError, match="content hash"):
+        S.embedded_table(s, other.frame)  # a zip whose table was swapped
+    S.check_table(s, toy.content_hash, toy.columns)  # the right one passes
+
+
+def test_decision_checks():
+    pins = (S.Pin("a", S.Setting("splu", {}, 1)),)
+    with pytest.raises(S.SessionError, match="Choose one of the pins"):
+        S.make_decision("b", pins)
+    with pytest.raises(S.SessionError, match="YYYY-MM-DD"):
+        S.make_decision("a", pins, date="yesterday")
+    assert S.make_decision("a", pins, reviewers=["", " x "]).reviewers == ("x",)
+
+
+# ------------------------------------------------------------------ CLI
+def _run(argv, capsys):
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_sanitize_from_a_session(tmp_path, capsys, toy):
+    csv = tmp_path / "toy.csv"
+    csv.write_bytes(TOY)
+    s = _session(toy)
+    (tmp_path / "s.json").write_text(S.dumps(s), encoding="utf-8")
+    # an upload's path is not in the session: DATA is needed
+    code, _, err = _run(["sanitize", "--session", str(tmp_path / "s.json"), "--out", str(tmp_path / "r.csv")], capsys)
+    assert code == 2 and "give that file's path as DATA" in err and err.count("\n") == 1
+    code, out, err = _run(["sanitize", str(csv), "--session", str(tmp_path / "s.json"),
+                           "--out", str(tmp_path / "r.csv")], capsys)
+    assert code == 0, err
+    assert err == ""  # nothing overridden
+    man = json.loads((tmp_path / "r.manifest.json").read_text())
+    assert man["mechanism"] == "splu" and man["seed"] == 3 and man["params"]["gamma"] == 2
+    assert man["input"]["sensitive"] == "disease" and man["input"]["qi"] == ["age", "sex"]
+    assert man["decision"]["chosen"] == "SPLU five" and man["decision"]["alternatives"] == ["UP third"]
+    # the same release from flags: the manifest without the decision, otherwise identical
+    code, _, _ = _run(["sanitize", str(csv), "--sensitive", "disease", "--qi", "age", "sex", "--mechanism", "splu",
+                       "--param", "gamma=2", "--seed", "3", "--out", str(tmp_path / "f.csv")], capsys)
+    flags = json.loads((tmp_path / "f.manifest.json").read_text())
+    assert "decision" not in flags
+    assert {k: v for k, v in man.items() if k != "decision"} == flags
+    assert (tmp_path / "r.csv").read_bytes() == (tmp_path / "f.csv").read_bytes()
+
+
+def test_cli_session_flags_override_and_say_so(tmp_path, capsys, toy):
+    s = _session(toy)
+    (tmp_path / "s.zip").write_bytes(S.to_bytes(s, toy.frame))  # the table travels inside
+    code, _, err = _run(["sanitize", "--session", str(tmp_path / "s.zip"), "--seed", "9", "--mechanism", "uniform",
+                         "--param", "rho1=1/10",
+                         "--out", str(tmp_path / "r.csv")], capsys)
+    assert code == 0, err
+    assert "--seed 9 overrides the session's seed 3" in err
+    assert "--mechanism uniform overrides the session's mechanism splu" in err
+    assert "--param rho1=1/10 overrides the session's rho1=1/13" in err
+    man = json.loads((tmp_path / "r.manifest.json").read_text())
+    assert man["mechanism"] == "uniform" and man["seed"] == 9 and man["params"]["rho1"] == 0.1
+    assert "decision" not in man  # not the chosen pin's setting any more
+
+
+def test_cli_session_refuses_another_table_and_bad_files(tmp_path, capsys, toy):
+    s = _session(toy)
+    (tmp_path / "s.json").write_text(S.dumps(s), encoding="utf-8")
+    code, _, err = _run(["sanitize", "adult", "--session", str(tmp_path / "s.json"), "--out",
+                         str(tmp_path / "r.csv")], capsys)
+    assert code == 2 and "saved on the uploaded file 'toy.csv'" in err and err.count("\n") == 1
+    (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
+    code, _, err = _run(["sanitize", "--session", str(tmp_path / "bad.json"), "--out", str(tmp_path / "r.csv")],
+                        capsys)
+    assert code == 2 and "not valid JSON" in err
+    assert not (tmp_path / "r.csv").exists()
+    code, _, err = _run(["sanitize", "--session", str(tmp_path / "nope.json"), "--out", str(tmp_path / "r.csv")],
+                        capsys)
+    assert code == 2 and "no session file" in err
