@@ -72,6 +72,7 @@ __all__ = [
     "sa_before_after",
     "curve_figure",
     "band_errors",
+    "sa_overlay",
     "sweep_errors",
     "estimate_scatter",
     "risk_utility_map",
@@ -150,6 +151,47 @@ def sa_before_after(labels: Sequence, before: np.ndarray, after: np.ndarray, sa:
     if left:
         title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
     return _base(fig, title, f"value of {sa}", "records (count)", height=400)
+
+
+def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, np.ndarray | None], sa: str,
+               top: int = 40) -> go.Figure:
+    """Records per sensitive value: the original as grey bars, each named release overlaid as a line of markers.
+
+    ``published[name]`` is aligned with ``labels`` (None: that release has
+    no table carrying the SA, left out and said so in the legend title).
+    Lines rather than more bar groups keep up to six releases readable on
+    one chart: the eye follows each line against the grey bars.
+    """
+    names, order, left = _top(labels, original, top)
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=names, y=np.asarray(original, dtype=float)[order], name="original", marker_color=TRUTH,
+                         hovertemplate="%{x}<br>original: %{y:,.0f} records<extra></extra>"))
+    missing = []
+    for i, (name, counts) in enumerate(published.items()):
+        if counts is None:
+            missing.append(_hover_safe(str(name)))
+            continue
+        fig.add_trace(go.Scatter(
+            x=names, y=np.asarray(counts, dtype=float)[order], name=_hover_safe(str(name)), mode="lines+markers",
+            line={"color": PALETTE[(i + 1) % len(PALETTE)], "dash": _DASHES[i % len(_DASHES)]},
+            hovertemplate="%{x}<br>" + _hover_safe(str(name)) + ": %{y:,.1f} records<extra></extra>"))
+    fig.update_xaxes(type="category")
+    title = f"Records per value of '{sa}': original and each pinned release"
+    if left:
+        title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
+    if missing:
+        fig.update_layout(legend_title_text="no SA table: " + ", ".join(missing))
+    return _base(fig, title, f"value of {sa}", "records (count)", height=420)
+
+
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def _hover_safe(text: str) -> str:
+    """User text (a pin name) as plotly label text: markup escaped, braces that a template would read replaced."""
+    import html
+
+    return html.escape(text).replace("{", "(").replace("}", ")")
 
 
 # ---------------------------------------------------------------- bounds

@@ -13,6 +13,7 @@ from pages.ui import cached, state, views
 from pages.ui import data as uidata
 from pages.ui.fmt import is_number, md, number
 from pages.ui.params import param_inputs, set_values, summary
+from pages.ui.pins import pin_bar
 
 ui.page_setup("Sanitize", "🧪")
 ss = st.session_state
@@ -84,6 +85,8 @@ with s2:
     st.button("New random seed", key="w_new_seed", on_click=_new_seed,
               help="Draw a seed from the operating system's entropy.")
 ss[state.SEED] = int(seed)
+state.record_history()
+pin_bar()
 ui.sidebar_status()
 state.sync_url()
 

@@ -21,6 +21,7 @@ PAGES = (
     ("pages/4_Attacks.py", "Attacks", "🕵️"),
     ("pages/5_Trade-offs.py", "Trade-offs", "⚖️"),
     ("pages/6_Guided_tour.py", "Guided tour", "🧭"),
+    ("pages/7_Compare.py", "Compare", "📌"),
 )
 HOME = PAGES[0][0]
 
@@ -76,3 +77,6 @@ def sidebar_status() -> None:
                        "stay in this session and cannot be shared by link.")
         else:
             st.caption("The address bar holds these choices: copy the link to share them.")
+    from .pins import sidebar_undo
+
+    sidebar_undo()

@@ -30,6 +30,13 @@ key                    holds
 ``wb_suggested``       ``{"for": sample name, "applied": {mechanism:
                        {param: value}}}``: the paper's parameters a toy
                        table applied (:func:`follow_sample`)
+``wb_pins``            tuple of :class:`core.session.Pin` (at most 6)
+``wb_history``         tuple of :class:`core.session.Setting`, the last 50
+                       settings tried on the Sanitize page
+``wb_decision``        :class:`core.session.Decision` or None
+``wb_want_upload``     ``{"hash", "name"}``: the upload a link or reload
+                       named that this session does not hold (Home asks
+                       for the file and accepts only that content hash)
 =====================  ==================================================
 
 URL format (``st.query_params``), written by every page from the plain keys
@@ -57,6 +64,8 @@ from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
 
+from core.session import Pin, Setting, add_pin, record, undo
+
 from .fmt import param_text
 
 SOURCE = "wb_source"
@@ -75,6 +84,10 @@ TRADEOFF = "wb_tradeoff"
 URL_RESTORED = "wb_url_restored"
 URL_NOTES = "wb_url_notes"
 SUGGESTED = "wb_suggested"
+PINS = "wb_pins"
+HISTORY = "wb_history"
+DECISION = "wb_decision"
+WANT_UPLOAD = "wb_want_upload"
 #: the SA/QI columns a link named, checked against the table by :func:`pages.ui.data.link_column_notes`
 LINK_COLUMNS = "wb_link_columns"
 
@@ -110,6 +123,9 @@ def init() -> None:
     ss.setdefault(QUERY, {})
     ss.setdefault(TRADEOFF, {})
     ss.setdefault(URL_NOTES, [])
+    ss.setdefault(PINS, ())
+    ss.setdefault(HISTORY, ())
+    ss.setdefault(DECISION, None)
     if ss[MECH] not in MECHANISMS:
         ss[MECH] = _first_mechanism()
     if ss[BOUND] not in BOUNDS:
@@ -224,6 +240,95 @@ def sample_spec() -> str | None:
 
 def _sample(name: str):
     return next((s for s in samples.list_samples() if s.name == name), None)
+
+
+# ---------------------------------------------------------------- settings, pins, history
+def current_setting() -> Setting:
+    """The current mechanism, its stored parameters and the seed as a :class:`core.session.Setting`."""
+    ss = st.session_state
+    mech = ss.get(MECH)
+    return Setting(mech, mech_params(mech), int(ss.get(SEED, DEFAULT_SEED)))
+
+
+def apply_setting(setting: Setting) -> None:
+    """Make ``setting`` current: the plain keys, and the Sanitize widgets re-seeded from them.
+
+    Safe in a callback (before the widgets are drawn): the mechanism's
+    parameter widgets, the mechanism and seed widgets are dropped so the
+    next run draws them from the plain keys.
+    """
+    from .params import auto_key, widget_key
+
+    ss = st.session_state
+    mech = MECHANISMS[setting.mechanism]
+    ss[MECH] = setting.mechanism
+    set_mech_params(setting.mechanism, dict(setting.params))
+    ss[SEED] = int(setting.seed)
+    ns = f"m_{setting.mechanism}"
+    for p in mech.params:
+        for key in (widget_key(ns, p), auto_key(ns, p)):
+            ss.pop(key, None)
+    for key in ("w_mech", "w_seed"):
+        ss.pop(key, None)
+
+
+def record_history() -> None:
+    """Add the current setting to the history (unless it is the latest already; the last 50 kept)."""
+    ss = st.session_state
+    ss[HISTORY] = record(ss.get(HISTORY) or (), current_setting())
+
+
+def undo_setting() -> bool:
+    """One step back in the history; False when there is nothing to undo."""
+    ss = st.session_state
+    history, back = undo(ss.get(HISTORY) or ())
+    if back is None:
+        return False
+    ss[HISTORY] = history
+    apply_setting(back)
+    return True
+
+
+def restore_setting(index: int) -> None:
+    """Make history entry ``index`` current again (it becomes the newest entry)."""
+    ss = st.session_state
+    history = ss.get(HISTORY) or ()
+    apply_setting(history[index])
+    record_history()
+
+
+def pins() -> tuple[Pin, ...]:
+    return tuple(st.session_state.get(PINS) or ())
+
+
+def pin_current(name: str) -> Pin:
+    """Pin the current setting as ``name`` (:class:`core.session.SessionError` if the name is taken or too long)."""
+    setting = current_setting()
+    st.session_state[PINS] = add_pin(pins(), name, setting)
+    return st.session_state[PINS][-1]
+
+
+def unpin(name: str) -> None:
+    """Drop a pin; a decision that chose it is dropped too (it would name a pin no longer there)."""
+    ss = st.session_state
+    ss[PINS] = tuple(p for p in pins() if p.name != name)
+    if ss.get(DECISION) is not None and ss[DECISION].chosen == name:
+        ss[DECISION] = None
+
+
+def default_pin_name(setting: Setting | None = None) -> str:
+    """``splu γ=5 seed 1``: a short, unique name for a new pin."""
+    setting = setting or current_setting()
+    mech = MECHANISMS.get(setting.mechanism)
+    symbols = {p.name: (p.symbol or p.name) for p in mech.params} if mech else {}
+    values = " ".join(f"{symbols.get(k, k)}={param_text(v)}" for k, v in setting.params.items() if v is not None)
+    base = f"{setting.mechanism} {values}".strip()[:45] + f" seed {setting.seed}"
+    taken = {p.name for p in pins()}
+    name, i = base[:60], 2
+    while name in taken:
+        name = f"{base[:55]} ({i})"
+        i += 1
+    return name
 
 
 # ---------------------------------------------------------------- URL

@@ -1,0 +1,216 @@
+"""Compare: the pinned settings side by side, one click to make one current, and the decision record."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import pandas as pd
+import streamlit as st
+
+from core import figures
+from core.errors import WorkbenchError
+from core.mechanisms import MECHANISMS
+from core.session import SessionError, make_decision
+from pages import ui
+from pages.ui import cached, state
+from pages.ui import data as uidata
+from pages.ui.fmt import md, number
+from pages.ui.params import summary
+
+ui.page_setup("Compare", "📌")
+ss = st.session_state
+st.title("Compare pinned settings")
+st.caption("Pin settings on the Sanitize page (up to 6); here they stand side by side on the same table, "
+           "the same query workload and its seed. Make one current again, and record the decision.")
+
+data = ui.dataset_or_empty_state()
+ui.sidebar_status()
+state.sync_url()
+if data is None:
+    st.stop()
+
+pins = state.pins()
+if not pins:
+    st.info("Nothing is pinned yet: on the Sanitize page, choose a mechanism and its parameters, then press "
+            "'Pin this setting'. Pin two or more to compare them here.")
+    st.page_link("pages/1_Sanitize.py", label="Go to the Sanitize page", icon=":material/science:")
+    st.stop()
+
+#: the workload every pin is measured on (the Query error page's default, fixed so pins stay comparable)
+WORKLOAD = {"queries": 2000, "max_attrs": 3, "seed": 1}
+wl_items = cached.items(WORKLOAD)
+workload = cached.workload(data, data.key, "seed000", wl_items)
+bands = [b.name for b in workload.bands]
+
+
+def _make_current(setting):
+    state.apply_setting(setting)
+    state.record_history()
+    ss["wb_compare_message"] = f"The setting '{setting.mechanism}' (seed {setting.seed}) is current again."
+
+
+def _unpin(name):
+    state.unpin(name)
+
+
+results = {}
+with st.spinner(f"Sanitizing and answering {len(workload):,} queries for {len(pins)} pinned settings…"):
+    for pin in pins:
+        s = pin.setting
+        mech = MECHANISMS[s.mechanism]
+        out = {"pin": pin, "mech": mech, "release": None, "eval": None, "verdict": "", "problem": None}
+        try:
+            values = mech.resolve(dict(s.params))
+            ok, message, _ = cached.eligibility(data, data.key, s.mechanism, cached.items(values))
+            if not ok:
+                out["verdict"] = f"cannot run: {message}"
+                out["problem"] = message
+            else:
+                rel = cached.release(data, data.key, s.mechanism, cached.items(values), int(s.seed))
+                out["release"] = rel
+                out["eval"] = cached.evaluation(data, data.key, s.mechanism, cached.items(values), int(s.seed),
+                                                "seed000", wl_items)
+                out["verdict"] = "runs (eligible)"
+        except WorkbenchError as exc:
+            out["verdict"] = f"cannot run: {exc}"
+            out["problem"] = str(exc)
+        results[pin.name] = out
+
+message = ss.pop("wb_compare_message", None)
+if message:
+    st.success(md(message))
+
+# ------------------------------------------------------------------ side by side
+st.header("Side by side")
+cols = st.columns(len(pins))
+current = state.current_setting().key()
+for col, pin in zip(cols, pins):
+    with col:
+        is_current = pin.setting.key() == current
+        st.markdown(f"**{md(pin.name)}**" + (" (current)" if is_current else ""))
+        st.button("Make current", key=f"w_pin_current_{pin.name}", on_click=_make_current, args=(pin.setting,),
+                  disabled=is_current, use_container_width=True,
+                  help="Make this mechanism, its parameters and seed the current setting (Sanitize and every page).")
+        st.button("Unpin", key=f"w_unpin_{pin.name}", on_click=_unpin, args=(pin.name,), use_container_width=True)
+
+rows: dict[str, dict[str, str]] = {}
+
+
+def _put(item, name, value):
+    rows.setdefault(item, {})[name] = value
+
+
+for name, r in results.items():
+    s, mech, rel, ev = r["pin"].setting, r["mech"], r["release"], r["eval"]
+    _put("mechanism", name, mech.title)
+    _put("parameters", name, summary(mech.params, s.params))
+    _put("seed", name, str(s.seed))
+    _put("verdict", name, r["verdict"])
+    if rel is None:
+        continue
+    _put("records published (rows)", name, f"{rel.rows_out:,} of {data.n:,}")
+    _put("published tables", name, f"{len(rel.tables)}")
+    for band, b in zip(bands, ev.bands()):
+        err = b["mean_relative_error"]
+        _put(f"query error · {band} ({b['queries']:,} queries)", name, "–" if err is None else number(err, 3))
+    frame = uidata.mapping_frame(dict(rel.privacy), s.mechanism)
+    for item, value in zip(frame["item"], frame["value"]):
+        _put(f"privacy · {item}", name, str(value))
+
+names = list(results)
+table = pd.DataFrame([{"": item, **{n: values.get(n, "–") for n in names}} for item, values in rows.items()])
+st.dataframe(table, hide_index=True, key="compare_table", height=min(38 * (len(table) + 1), 900),
+             column_config={"": st.column_config.TextColumn("", width="medium"),
+                            **{n: st.column_config.TextColumn(n, width="medium") for n in names}})
+st.caption(f"Query error: mean relative error |estimate − true| / true per band, on seed 000's workload of "
+           f"{len(workload):,} count queries (at most {WORKLOAD['max_attrs']} QI attributes each, workload seed "
+           f"{WORKLOAD['seed']}), the same for every pin. Privacy figures are measured on each release; a "
+           "dash means that release does not report the figure. '–' in every row below the verdict: the "
+           "setting cannot run on this table.")
+for name, r in results.items():
+    if r["problem"]:
+        st.warning(f"'{md(name)}' cannot run on this table: {md(r['problem'])}")
+
+ran = {n: r for n, r in results.items() if r["eval"] is not None}
+if ran:
+    left, right = st.columns(2)
+    with left:
+        errors = {n: [b["mean_relative_error"] for b in r["eval"].bands()] for n, r in ran.items()}
+        st.plotly_chart(figures.band_errors(bands, errors), key="compare_bands")
+        st.caption("Mean relative error per band (log scale): high on the small-count band protects "
+                   "individuals, low on the selectivity bands keeps large counts useful.")
+    with right:
+        published = {}
+        for n, r in ran.items():
+            found = uidata.release_sa_counts(r["release"], data)
+            published[n] = None if found is None else found[1]
+        st.plotly_chart(figures.sa_overlay(data.sa_labels, data.sa_counts, published, data.sa), key="compare_sa")
+        st.caption("Grey bars: the original table. Each line: one pinned release's records per sensitive value "
+                   "(summed over its published table that carries the SA).")
+
+# ------------------------------------------------------------------ decision
+st.header("Decision record")
+st.caption("Which pinned setting is chosen, why, who reviewed it and when. It goes into the saved session "
+           "(Home page), the report and the manifest of the chosen release.")
+decision = ss.get(state.DECISION)
+pin_names = [p.name for p in pins]
+# the form's text is kept in a plain key while it is being written, so a page switch loses nothing
+draft = ss.get("wb_decision_draft") or {
+    "chosen": decision.chosen if decision else pin_names[0],
+    "rationale": decision.rationale if decision else "",
+    "reviewers": ", ".join(decision.reviewers) if decision else "",
+    "date": decision.date if decision and decision.date else _dt.date.today().isoformat()}
+state.seed_widget("w_decision_chosen", draft["chosen"] if draft["chosen"] in pin_names else pin_names[0],
+                  lambda v: v in pin_names)
+state.seed_widget("w_decision_rationale", draft["rationale"], lambda v: isinstance(v, str))
+state.seed_widget("w_decision_reviewers", draft["reviewers"], lambda v: isinstance(v, str))
+state.seed_widget("w_decision_date", _dt.date.fromisoformat(draft["date"]), lambda v: isinstance(v, _dt.date))
+
+def _record():
+    try:
+        made = make_decision(
+            ss["w_decision_chosen"], state.pins(), ss.get("w_decision_rationale") or "",
+            [r for r in (ss.get("w_decision_reviewers") or "").split(",")],
+            ss["w_decision_date"].isoformat() if ss.get("w_decision_date") else "",
+            {n: r["verdict"] for n, r in results.items()})
+    except SessionError as exc:
+        ss["wb_decision_message"] = ("warning", str(exc))
+        return
+    ss[state.DECISION] = made
+    ss["wb_decision_message"] = ("success", f"Decision recorded: '{made.chosen}'.")
+
+
+def _clear():
+    ss[state.DECISION] = None
+    ss.pop("wb_decision_draft", None)
+    for key in ("w_decision_chosen", "w_decision_rationale", "w_decision_reviewers", "w_decision_date"):
+        ss.pop(key, None)
+
+
+d1, d2 = st.columns([1, 2])
+with d1:
+    st.selectbox("Chosen pin", pin_names, key="w_decision_chosen")
+    st.text_input("Reviewers (comma separated)", key="w_decision_reviewers", max_chars=500)
+    st.date_input("Date of the decision", key="w_decision_date")
+with d2:
+    st.text_area("Rationale (why this setting, why not the others)", key="w_decision_rationale", height=178,
+                 max_chars=20_000)
+ss["wb_decision_draft"] = {"chosen": ss["w_decision_chosen"], "rationale": ss["w_decision_rationale"],
+                           "reviewers": ss["w_decision_reviewers"],
+                           "date": (ss["w_decision_date"] or _dt.date.today()).isoformat()}
+b1, b2, _ = st.columns([1, 1, 3])
+b1.button("Record the decision", key="w_decision_record", on_click=_record, type="primary")
+b2.button("Clear the decision", key="w_decision_clear", on_click=_clear, disabled=decision is None)
+note = ss.pop("wb_decision_message", None)
+if note:
+    (st.success if note[0] == "success" else st.warning)(md(note[1]))
+decision = ss.get(state.DECISION)
+if decision is not None:
+    alts = decision.alternatives(pins)
+    st.markdown(
+        f"**Recorded:** '{md(decision.chosen)}' chosen"
+        + (f" over {', '.join(repr(md(a)) for a in alts)}" if alts else "")
+        + (f", reviewed by {md(', '.join(decision.reviewers))}" if decision.reviewers else "")
+        + (f" on {decision.date}" if decision.date else "") + ".")
+    st.page_link("pages/5_Trade-offs.py", label="Build the report (Trade-offs page): it carries this decision",
+                 icon=":material/description:")

@@ -1,0 +1,127 @@
+"""AppTest of pins, history/undo and the Compare page (issue 13 §2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import app, frame_with, no_exception, plain
+
+SANITIZE = "pages/1_Sanitize.py"
+COMPARE = "pages/7_Compare.py"
+
+
+def _pin(at, name):
+    at.text_input(key="w_pin_name").set_value(name)
+    at.button(key="w_pin").click().run()
+    no_exception(at)
+    return at
+
+
+def _gamma(at, value):
+    at.slider(key="w_m_splu_gamma").set_value(value).run()
+    no_exception(at)
+    return at
+
+
+@pytest.mark.slow
+def test_pin_compare_make_current_and_unpin():
+    at = app(SANITIZE, query={"mech": "splu", "gamma": "5", "seed": "3"})
+    no_exception(at)
+    _pin(at, "gamma five")
+    assert any("Pinned 'gamma five' (1 of 6)" in plain(s.value) for s in at.success)
+    _gamma(at, 7)
+    _pin(at, "gamma seven")
+    at.selectbox(key="w_mech").set_value("uniform").run()
+    _pin(at, "")  # empty name: the suggested one
+    assert len(at.session_state["wb_pins"]) == 3
+    assert at.session_state["wb_pins"][2].name.startswith("uniform")
+    _pin(at, "gamma seven")  # taken: one warning, nothing added
+    assert any("exists already" in plain(w.value) for w in at.warning)
+    assert len(at.session_state["wb_pins"]) == 3
+
+    at.switch_page(COMPARE).run()
+    no_exception(at)
+    table = frame_with(at, "gamma five")
+    assert list(table.columns) == ["", "gamma five", "gamma seven", at.session_state["wb_pins"][2].name]
+    items = list(table[""])
+    assert "verdict" in items and "records published (rows)" in items
+    bands = [i for i in items if i.startswith("query error · ")]
+    assert len(bands) >= 3
+    row = table.set_index("").loc
+    assert row["parameters", "gamma five"].startswith("γ = 5")
+    assert row["parameters", "gamma seven"].startswith("γ = 7")
+    assert row["seed", "gamma five"] == "3"
+    # the same workload for all: SPLU at gamma 7 hides small counts more than at gamma 5 (error higher)
+    small = bands[0]
+    assert float(row[small, "gamma seven"]) > float(row[small, "gamma five"])
+    assert row["records published (rows)", "gamma five"] == "45,222 of 45,222"
+    from conftest import charts
+
+    figs = charts(at)
+    assert "compare_sa" in figs and "compare_bands" in figs
+    assert [t["name"] for t in figs["compare_sa"]["data"]][:3] == ["original", "gamma five", "gamma seven"]
+    # one click makes a pin current again; Sanitize shows it
+    at.button(key="w_pin_current_gamma five").click().run()
+    no_exception(at)
+    assert at.session_state["wb_mech"] == "splu" and at.session_state["wb_params"]["splu"]["gamma"] == 5
+    at.switch_page(SANITIZE).run()
+    no_exception(at)
+    assert at.selectbox(key="w_mech").value == "splu"
+    assert at.slider(key="w_m_splu_gamma").value == 5
+    assert at.number_input(key="w_seed").value == 3
+    # pins survive the page switches; unpin drops one
+    at.switch_page(COMPARE).run()
+    at.button(key="w_unpin_gamma seven").click().run()
+    no_exception(at)
+    assert [p.name for p in at.session_state["wb_pins"]][:2] == ["gamma five", at.session_state["wb_pins"][1].name]
+    assert "gamma seven" not in [p.name for p in at.session_state["wb_pins"]]
+
+
+@pytest.mark.slow
+def test_undo_goes_one_step_back_and_restore_brings_any_back():
+    at = app(SANITIZE, query={"mech": "splu", "gamma": "5"})
+    _gamma(at, 7)
+    _gamma(at, 9)
+    history = at.session_state["wb_history"]
+    assert [s.params["gamma"] for s in history] == [5, 7, 9]
+    at.button(key="w_undo").click().run()
+    no_exception(at)
+    assert at.slider(key="w_m_splu_gamma").value == 7
+    assert [s.params["gamma"] for s in at.session_state["wb_history"]] == [5, 7]
+    at.button(key="w_sidebar_undo").click().run()  # the sidebar's undo does the same
+    assert at.slider(key="w_m_splu_gamma").value == 5
+    assert at.button(key="w_undo").disabled  # nothing before the first setting
+    _gamma(at, 12)
+    at.selectbox(key="w_history_pick").set_value(0).run()
+    at.button(key="w_restore").click().run()
+    no_exception(at)
+    assert at.slider(key="w_m_splu_gamma").value == 5
+    assert [s.params["gamma"] for s in at.session_state["wb_history"]] == [5, 12, 5]
+
+
+def test_compare_without_pins_says_what_to_do():
+    at = app(COMPARE)
+    no_exception(at)
+    assert any("Nothing is pinned yet" in i.value for i in at.info)
+
+
+@pytest.mark.slow
+def test_decision_record_is_kept_across_pages():
+    at = app(SANITIZE, query={"mech": "splu", "gamma": "5"})
+    _pin(at, "five")
+    _gamma(at, 8)
+    _pin(at, "eight")
+    at.switch_page(COMPARE).run()
+    no_exception(at)
+    at.selectbox(key="w_decision_chosen").set_value("eight").run()
+    at.text_area(key="w_decision_rationale").set_value("Small counts hidden; <b>large</b> useful.").run()
+    at.text_input(key="w_decision_reviewers").set_value("Ann, Bob").run()
+    at.switch_page(SANITIZE).run()  # the draft survives a page switch
+    at.switch_page(COMPARE).run()
+    assert at.text_area(key="w_decision_rationale").value == "Small counts hidden; <b>large</b> useful."
+    at.button(key="w_decision_record").click().run()
+    no_exception(at)
+    d = at.session_state["wb_decision"]
+    assert d.chosen == "eight" and d.reviewers == ("Ann", "Bob") and d.alternatives(at.session_state["wb_pins"]) == ["five"]
+    assert set(d.verdicts) == {"five", "eight"}
+    assert any("Recorded:" in m.value for m in at.markdown)
