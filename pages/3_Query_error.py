@@ -252,8 +252,7 @@ else:
         good = [(v, r) for v, r in points if not isinstance(r, str)]
         plotted = (f"Plotted {len(good)} of the {len(parsed)} values of {sparam.symbol}"
                    + (f": {', '.join(param_text(v) for v, _ in good)}" if good else ""))
-        bar.progress(1.0, text=f"Evaluated {len(parsed)} values of {sparam.symbol}: {len(good)} plotted"
-                               + (f", {len(skipped)} left out." if skipped else "."))
+        bar.empty()  # finished: the caption under the chart and the warning say what was plotted and left out
         if skipped:
             st.warning(md(f"{len(skipped)} of the {len(parsed)} values of {sparam.symbol} left out of the chart:")
                        + "\n" + "\n".join(f"- {md(sparam.symbol)} = {param_text(v)}: {md(r)}" for v, r in skipped))

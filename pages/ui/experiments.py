@@ -8,6 +8,9 @@ and draws its figures, tables and notes with their captions.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import streamlit as st
 
 from core import experiments as _experiments
@@ -50,9 +53,37 @@ def titled(fig, title: str):
     return out
 
 
-@st.cache_resource(max_entries=32, ttl=TTL, show_spinner=False)
-def _run(_data: Dataset, data_key: str, name: str, settings: tuple, _progress=None):
-    return _experiments.get(name)(_data, dict(settings), _progress)
+#: results kept for every session (aggregates; the key holds the table's content hash), oldest dropped first
+KEPT = 32
+
+
+@st.cache_resource(ttl=TTL, show_spinner=False)
+def _results() -> dict:
+    """``{"lock", "kept"}``: (data key, experiment, settings) -> ExperimentResult, oldest first."""
+    return {"lock": threading.Lock(), "kept": OrderedDict()}
+
+
+def _run(data: Dataset, name: str, settings: tuple, progress=None):
+    """The experiment's result, computed once per (table, experiment, settings) and kept.
+
+    Not an ``st.cache_*`` function on purpose: the experiment reports
+    progress through a bar drawn by the page, and a cached function that
+    draws through an element created outside it cannot be replayed
+    (``CacheReplayClosureError`` on the next rerun).  The store is a plain
+    dict kept by ``st.cache_resource``; the run happens outside it.
+    """
+    store = _results()
+    key = (data.key, name, repr(settings))
+    with store["lock"]:
+        if key in store["kept"]:
+            store["kept"].move_to_end(key)
+            return store["kept"][key]
+    result = _experiments.get(name)(data, dict(settings), progress)
+    with store["lock"]:
+        store["kept"][key] = result
+        while len(store["kept"]) > KEPT:
+            store["kept"].popitem(last=False)
+    return result
 
 
 def render(page: str, data: Dataset, heading: str = "Figures from the papers") -> None:
@@ -85,7 +116,7 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
             bar.progress(min(max(fraction, 0.0), 1.0), text=text or f"{exp.title}…")
 
         try:
-            result = _run(data, data.key, name, items(settings), progress)
+            result = _run(data, name, items(settings), progress)
         except WorkbenchError as exc:
             bar.empty()
             st.error(md(exc))
