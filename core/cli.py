@@ -13,18 +13,109 @@ import sys
 from typing import Any, Sequence
 
 from . import __version__
+from .errors import clip
 from .params import format_value
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (no usage dump) and exit status 2."""
-
-    def error(self, message: str) -> None:  # noqa: D401 - argparse API
-        raise _UsageError(f"{self.prog}: {message} (see --help)")
 
 
 class _UsageError(Exception):
     pass
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing the option when it is given a second time.
+
+    argparse keeps the last of ``--seed 1 --seed 2`` without a word; a value
+    the user typed must be used or reported, so a second ``--seed`` (or
+    ``--sa`` after ``--sensitive``: same destination) is refused with one
+    sentence.  Every option added with the default ``store`` action gets
+    this one (see :meth:`_Parser.add_argument`).
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        values = _dashdash(self, values)
+        given = namespace.__dict__.setdefault("_given", {})
+        if self.dest in given:
+            first, flag = given[self.dest]
+            raise _UsageError(
+                f"{parser.prog}: {flag} is given twice ({flag} {clip(first)} and {option_string} {clip(values)}); "
+                "give it once (only --qi, --mechanisms, --param and --workload-param can be repeated)."
+            )
+        given[self.dest] = (values, option_string)
+        setattr(namespace, self.dest, values)
+
+
+class _Names(argparse.Action):
+    r"""A repeatable list of names: ``--qi a --qi b``, ``--qi a,b`` and ``--qi a b`` all give ``[a, b]``.
+
+    Each value is split on commas; ``\,`` is a comma inside a name and
+    ``\\`` a backslash (see :func:`split_names`), so any column name can be
+    given.  Values accumulate over repeated flags (argparse's plain
+    ``nargs="+"`` kept only the last ``--qi``).
+    """
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        names = list(getattr(namespace, self.dest, None) or [])
+        for value in _dashdash(self, values):
+            names += split_names(value)
+        setattr(namespace, self.dest, names)
+
+
+def _dashdash(action: argparse.Action, values):
+    """Undo argparse's removal of ``--`` from ``--opt=--`` (Python 3.11 strips it, leaving no value).
+
+    An option that takes one value (or one or more) can only arrive empty
+    that way, so the value was the text ``--`` (a column may be named so).
+    """
+    if isinstance(values, list) and not values and action.nargs in (None, "+"):
+        return "--" if action.nargs is None else ["--"]
+    return values
+
+
+def split_names(text: str) -> list[str]:
+    r"""Split one ``--qi`` value into names: commas separate, ``\,`` is a comma, ``\\`` a backslash.
+
+    Blanks around names are dropped (``"age, sex"``), as are empty names.
+
+    >>> split_names("age,sex"), split_names(r"a\,b,c"), split_names(r"x\\,y")
+    (['age', 'sex'], ['a,b', 'c'], ['x\\', 'y'])
+    """
+    names, cur, i = [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in ",\\":
+            cur.append(text[i + 1])
+            i += 2
+            continue
+        if ch == ",":
+            names.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    names.append("".join(cur))
+    return [n.strip() for n in names if n.strip()]
+
+
+def join_name(name: str) -> str:
+    """The ``--qi`` value that :func:`split_names` reads back as exactly ``name`` (one name)."""
+    return name.replace("\\", "\\\\").replace(",", "\\,")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (no usage dump), exit status 2, and no silent repeats.
+
+    An option added with the default ``store`` action is stored once
+    (:class:`_Once`): given twice, it is refused rather than the last value
+    winning silently.
+    """
+
+    def add_argument(self, *args, **kwargs):
+        if args and args[0].startswith("-") and kwargs.get("action") in (None, "store"):
+            kwargs["action"] = _Once
+        return super().add_argument(*args, **kwargs)
+
+    def error(self, message: str) -> None:  # noqa: D401 - argparse API
+        raise _UsageError(f"{self.prog}: {clip(message, 300)} (see --help)")
 
 
 def _mechanism_help() -> str:
@@ -77,7 +168,29 @@ def _fmt(value: Any) -> str:
     return format_value(value)
 
 
+QI_HELP = ("QI / non-sensitive columns, repeatable: --qi age --qi sex, --qi age,sex and --qi age sex all name "
+           "both (default: the sample's choice or every other suitable column). A comma inside a name is written "
+           "\\, and a backslash \\\\ (--qi 'a\\,b' names the column a,b); a name starting with '-' is given "
+           "as --qi=-name")
+
+
+def _seed(text: str) -> int:
+    """argparse type of ``--seed``: a whole number the release's generator accepts (see core.mechanisms.check_seed)."""
+    from .mechanisms import check_seed
+
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = None
+    try:
+        return check_seed(value if value is not None else text)
+    except Exception as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from .mechanisms import MAX_SEED
+
     epilog = "\n\n".join([_sample_help(), _mechanism_help(), _workload_help(), _bound_help()])
     parser = _Parser(
         prog="python -m core",
@@ -95,14 +208,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="file path or sample name (adult, census:N, hospital:N, toy-...)"
                             + ("; with --session: the session's table unless given" if session else ""))
         p.add_argument("--sensitive", "--sa", required=not session, metavar="COL", help="sensitive attribute column")
-        p.add_argument("--qi", nargs="+", metavar="COL",
-                       help="QI / non-sensitive columns (space or comma separated; default: the sample's "
-                            "choice or every other suitable column)")
+        p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
         p.add_argument("--mechanism", required=not session, metavar="NAME", help="see the list below")
         p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a mechanism parameter")
-        p.add_argument("--seed", type=int, metavar="N",
-                       help="random seed (default: fresh, and printed: recorded in the manifest by sanitize, "
-                            "in the output by evaluate)")
+        p.add_argument("--seed", type=_seed, metavar="N",
+                       help=f"random seed, a whole number from 0 to {MAX_SEED:,} (default: fresh, and printed: "
+                            "recorded in the manifest by sanitize, in the output by evaluate)")
         p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("sanitize", help="sanitize a table and write the release and its manifest",
@@ -119,8 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_workload_help() + "\n\n" + _mechanism_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     data_args(p)
-    p.add_argument("--queries", type=int, default=5000, metavar="N",
-                   help="number of queries (seed000) or of conditions (seed002); default 5000")
+    p.add_argument("--queries", type=int, metavar="N",
+                   help="the workload's size setting: queries (seed000, seed003), conditions (seed002), GROUP BYs "
+                        "per setting (seed004, seed004-attrs); default: the workload's own (see below)")
     p.add_argument("--workload", default="seed000", metavar="KIND", help="query generator (see below); default seed000")
     p.add_argument("--max-attrs", type=int, metavar="D", help="largest number of QI attributes per query (default 3)")
     p.add_argument("--workload-param", action="append", default=[], metavar="KEY=VALUE",
@@ -135,14 +247,16 @@ def build_parser() -> argparse.ArgumentParser:
     def explorer_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("data", metavar="DATA", help="file path or sample name")
         p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
-        p.add_argument("--qi", nargs="+", metavar="COL", help="QI / non-sensitive columns")
-        p.add_argument("--mechanisms", metavar="A,B,...",
-                       help="comma-separated mechanisms (default: every registered one)")
+        p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
+        p.add_argument("--mechanisms", nargs="+", action=_Names, metavar="NAME",
+                       help="mechanisms to compare, space or comma separated, repeatable (default: every "
+                            "registered one)")
         p.add_argument("--queries", type=int, default=2000, metavar="N",
                        help="size of the seed 000 workload used for utility and small-sum disclosure (default 2000)")
         p.add_argument("--records", type=int, default=2000, metavar="N",
                        help="records sampled for the inference attack (default 2000)")
-        p.add_argument("--seed", type=int, default=1, metavar="N", help="seed of queries, sample and releases (default 1)")
+        p.add_argument("--seed", type=_seed, default=1, metavar="N",
+                       help=f"seed of queries, sample and releases, 0 to {MAX_SEED:,} (default 1)")
         p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("tradeoff", help="risk and utility of every mechanism along its main parameter")
@@ -171,19 +285,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _qi(values: Sequence[str] | None) -> list[str] | None:
-    if values is None:
-        return None
-    out: list[str] = []
-    for v in values:
-        out += [c.strip() for c in v.split(",") if c.strip()]
-    return out
-
-
 def _dataset(args):
     from .table import load_dataset
 
-    return load_dataset(args.data, args.sensitive, _qi(args.qi))
+    return load_dataset(args.data, args.sensitive, args.qi)
 
 
 def _params(args) -> dict[str, str]:
@@ -269,9 +374,9 @@ def _sanitize_session(args) -> dict[str, Any]:
         notes.append(f"--sensitive {args.sensitive} overrides the session's sensitive attribute {sa}")
         sa = args.sensitive
     qi = list(session.qi)
-    if args.qi is not None and _qi(args.qi) != qi:
-        notes.append(f"--qi {' '.join(_qi(args.qi))} overrides the session's QI columns {' '.join(qi)}")
-        qi = _qi(args.qi)
+    if args.qi is not None and args.qi != qi:
+        notes.append(f"--qi {' '.join(args.qi)} overrides the session's QI columns {' '.join(qi)}")
+        qi = args.qi
     data = bind(table, sa, qi)
     release = mechanisms.sanitize(data, mech.name, raw, seed)
     decision = None
@@ -309,9 +414,17 @@ def cmd_evaluate(args) -> dict[str, Any]:
     mech.resolve(raw)
     kind = get_workload(args.workload)
     settings: dict[str, Any] = parse_assignments(args.workload_param)
-    if args.queries < 1:
-        raise ParameterError(f"--queries must be a positive number. Got {args.queries}.")
-    settings[kind.size_setting] = args.queries
+    if args.queries is not None:
+        # --queries names the workload's size setting; the declared range checks it (kind.resolve below)
+        if kind.size_setting in settings and settings[kind.size_setting] != str(args.queries):
+            raise ParameterError(f"--queries {args.queries} and --workload-param {kind.size_setting}="
+                                 f"{clip(settings[kind.size_setting])} both set the size of workload {kind.name}; "
+                                 "give one.")
+        size = next(p for p in kind.params if p.name == kind.size_setting)
+        if not size.contains(args.queries):
+            raise ParameterError(f"--queries sets the '{size.name}' setting of workload {kind.name}, which must be "
+                                 f"{size.describe()}. Got {args.queries}.")
+        settings[kind.size_setting] = args.queries
     if args.max_attrs is not None:
         settings["max_attrs"] = args.max_attrs
     seed = args.seed if args.seed is not None else mechanisms.fresh_seed()
@@ -367,7 +480,7 @@ def _explorer(args):
     from .risk import targets
     from .workload import seed000
 
-    names = [n.strip() for n in args.mechanisms.split(",") if n.strip()] if args.mechanisms else list(mechanisms.MECHANISMS)
+    names = list(dict.fromkeys(args.mechanisms)) if args.mechanisms else list(mechanisms.MECHANISMS)
     for n in names:
         mechanisms.get(n)
     for flag in ("queries", "records"):

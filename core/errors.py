@@ -32,3 +32,21 @@ class NotEligible(WorkbenchError):
         super().__init__(message)
         #: parameter values that would work (e.g. ``{"gamma": 7}``), if known
         self.suggestion = dict(suggestion or {})
+
+
+#: longest piece of user input a message repeats (item 10 of issue 12: a 100 KB value echoed back is unreadable)
+ECHO_LIMIT = 80
+
+
+def clip(value: object, limit: int = ECHO_LIMIT) -> str:
+    """User input as it is echoed in a message: one line, at most ``limit`` characters.
+
+    Longer text keeps its first ``limit - 1`` characters and ends in ``…``;
+    line breaks become ``⏎`` so the message stays one line (the CLI prints
+    every error on one line of stderr).
+
+    >>> clip("x" * 100)[-3:], len(clip("x" * 100)), clip("a\\nb")
+    ('xx…', 80, 'a⏎b')
+    """
+    text = str(value).replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
+    return text if len(text) <= limit else text[: limit - 1] + "…"

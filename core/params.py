@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Sequence
 
-from .errors import ParameterError
+from .errors import ParameterError, clip
 
 _BRACKETS = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}
 
@@ -97,7 +97,7 @@ class Param:
         return noun + rng + tail
 
     def _fail(self, owner: str, got: Any) -> ParameterError:
-        shown = got if isinstance(got, str) else repr(got)
+        shown = clip(got if isinstance(got, str) else repr(got))
         return ParameterError(
             f"The '{self.name}' parameter of {owner} must be {self.describe()}. Got {shown}."
         )
@@ -274,7 +274,7 @@ def resolve(params: Sequence[Param], raw: Mapping[str, Any] | None, owner: str) 
     if unknown:
         names = ", ".join(known) or "none"
         raise ParameterError(
-            f"{owner} has no parameter '{unknown[0]}'; its parameters are: {names}."
+            f"{owner} has no parameter '{clip(unknown[0])}'; its parameters are: {names}."
         )
     out: dict[str, Any] = {}
     for p in params:
@@ -291,13 +291,13 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:
         if "=" not in item:
-            raise ParameterError(f"Parameters are written key=value; got '{item}'.")
+            raise ParameterError(f"Parameters are written key=value; got '{clip(item)}'.")
         key, value = item.split("=", 1)
         key = key.strip()
         if not key:
-            raise ParameterError(f"Parameters are written key=value; got '{item}'.")
+            raise ParameterError(f"Parameters are written key=value; got '{clip(item)}'.")
         if key in out and out[key] != value.strip():
-            raise ParameterError(f"'{key}' is given twice ({key}={out[key]} and {key}={value.strip()}); "
-                                 "give each parameter once.")
+            raise ParameterError(f"'{clip(key)}' is given twice ({clip(key + '=' + out[key])} and "
+                                 f"{clip(key + '=' + value.strip())}); give each parameter once.")
         out[key] = value.strip()
     return out

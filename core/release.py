@@ -89,15 +89,31 @@ class Release:
         return next(iter(self.tables.values()), None)
 
     def reproduce_command(self) -> str:
-        args = ["python", "-m", "core", "sanitize", str(self.source["name"]),
-                "--sensitive", str(self.source["sensitive"])]
-        if self.source.get("qi"):
-            args += ["--qi", *map(str, self.source["qi"])]
+        """The shell command that writes this release again (``sanitize ... --seed N --out release.csv``).
+
+        Every argument is quoted with :func:`shlex.quote`; a value that
+        starts with ``-`` is joined to its flag (``--sensitive=-dx``) and
+        the input's name, when it starts with ``-``, goes last after ``--``,
+        so no column or file name is read as an option; each QI gets its
+        own ``--qi`` with commas and backslashes escaped as the CLI reads
+        them (``a\\,b``).  The command is for a POSIX shell.
+        """
+        def opt(flag: str, value: Any) -> list[str]:
+            value = str(value)
+            return [f"{flag}={value}"] if value.startswith("-") else [flag, value]
+
+        name = str(self.source["name"])
+        args = ["python", "-m", "core", "sanitize"] + ([] if name.startswith("-") else [name])
+        args += opt("--sensitive", self.source["sensitive"])
+        for col in self.source.get("qi") or ():
+            args += opt("--qi", str(col).replace("\\", "\\\\").replace(",", "\\,"))
         args += ["--mechanism", self.mechanism]
         for key, value in self.source.get("raw_params", {}).items():
             if value is not None:
                 args += ["--param", f"{key}={format_value(value)}"]
         args += ["--seed", str(self.seed), "--out", "release" + (".csv" if len(self.tables) == 1 else "")]
+        if name.startswith("-"):
+            args += ["--", name]
         return " ".join(shlex.quote(a) for a in args)
 
     def manifest(self, decision: Mapping[str, Any] | None = None) -> dict[str, Any]:

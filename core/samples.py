@@ -52,7 +52,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, clip
 
 __all__ = ["Sample", "Suggestion", "list_samples", "is_sample", "load_sample", "MAX_SIZE", "ADULT_FILE"]
 
@@ -308,7 +308,7 @@ def _parse(spec: str) -> tuple[Sample, int | None]:
     name, size_text = _split(spec)
     sample = _BY_NAME.get(name)
     if sample is None:
-        raise DataError(f"There is no bundled sample called {spec.strip()!r}; choose one of {_choices()}.")
+        raise DataError(f"There is no bundled sample called {clip(spec.strip())!r}; choose one of {_choices()}.")
     if not sample.sized:
         if size_text is not None:
             raise DataError(
@@ -321,7 +321,7 @@ def _parse(spec: str) -> tuple[Sample, int | None]:
     digits = size_text.replace("_", "").replace(",", "")
     if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= MAX_SIZE:
         raise DataError(
-            f"The size in {spec.strip()!r} must be a whole number of rows from 1 to {MAX_SIZE:,} "
+            f"The size in {clip(spec.strip())!r} must be a whole number of rows from 1 to {MAX_SIZE:,} "
             f"(e.g. {name}:{sample.default_size})."
         )
     return sample, int(digits)

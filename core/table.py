@@ -24,7 +24,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .errors import DataError
+from .errors import DataError, clip
 
 #: refuse tables larger than this (rows); override with WORKBENCH_MAX_ROWS
 MAX_ROWS = int(os.environ.get("WORKBENCH_MAX_ROWS", "5000000"))
@@ -312,12 +312,12 @@ class Dataset:
     def column(self, name: str) -> Column:
         """Encode another column of the same rows (e.g. a second SA)."""
         if self.table is None or name not in self.table.frame.columns:
-            raise DataError(f"There is no column '{name}' in {self.name}.")
+            raise DataError(f"There is no column '{clip(name)}' in {clip(self.name)}.")
         series = self.table.frame[name]
         if self.row_index is not None:
             series = series.iloc[self.row_index]
         if series.isna().any():
-            raise DataError(f"Column '{name}' has missing values in the chosen rows; choose another column.")
+            raise DataError(f"Column '{clip(name)}' has missing values in the chosen rows; choose another column.")
         return encode(series, name)
 
     def frame(self) -> pd.DataFrame:
@@ -376,7 +376,7 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
     for c in qi:
         _known(c, columns, table.name)
     if sa in qi:
-        raise DataError(f"'{sa}' is the sensitive attribute; it cannot also be a QI column.")
+        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
     if not qi:
         raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
     chosen = frame[[*qi, sa]]
@@ -384,7 +384,8 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
     dropped = int((~keep).sum())
     if dropped == len(frame):
         raise DataError(
-            f"Every row has a missing value in the chosen columns ({', '.join([*qi, sa])}); choose other columns."
+            f"Every row has a missing value in the chosen columns ({clip(', '.join([*qi, sa]), 200)}); "
+            "choose other columns."
         )
     row_index = np.flatnonzero(keep) if dropped else None
     if dropped:
@@ -392,13 +393,13 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
     sa_col = encode(chosen[sa], sa)
     if sa_col.size < 2:
         raise DataError(
-            f"The sensitive attribute '{sa}' has a single value ('{sa_col.labels[0]}'); "
+            f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_col.labels[0])}'); "
             "there is nothing to protect; choose another column."
         )
     n = len(chosen)
     if n >= 20 and sa_col.size == n:
         raise DataError(
-            f"'{sa}' has a different value in every row, so it looks like an identifier, "
+            f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
             "not a sensitive attribute; choose another column."
         )
     qis = [encode(chosen[c], c) for c in qi]
@@ -420,8 +421,8 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
 
 def _known(column: str, columns: list[str], name: str) -> None:
     if column not in columns:
-        shown = ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
-        raise DataError(f"There is no column '{column}' in {name}; the columns are: {shown}.")
+        shown = clip(", ".join(clip(c, 40) for c in columns[:12]) + (" ..." if len(columns) > 12 else ""), 400)
+        raise DataError(f"There is no column '{clip(column)}' in {clip(name)}; the columns are: {shown}.")
 
 
 def load_dataset(source: str | os.PathLike | bytes, sa: str | None = None,

@@ -194,3 +194,177 @@ def test_tradeoff_recommend_and_report(tmp_path):
 def test_explorer_bad_input(args, fragment, tmp_path):
     proc = run_inprocess(*args, cwd=tmp_path)
     assert proc.returncode == 2 and fragment in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ flags: repeated, once, odd names (issue 12 items 1, 3, 4, 9)
+def _parse(*argv):
+    from core.cli import build_parser
+
+    return build_parser().parse_args([str(a) for a in argv])
+
+
+BASE = ["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--out", "o.csv"]
+
+
+@pytest.mark.parametrize("given", [
+    ["--qi", "age", "--qi", "sex"], ["--qi", "age,sex"], ["--qi", "age", "sex"], ["--qi", "age, sex"],
+    ["--qi=age", "--qi", "sex"], ["--qi", "age", "--qi", "sex", "--qi", "age"],
+])
+def test_every_form_of_qi_accumulates(given):
+    assert list(dict.fromkeys(_parse(*BASE, *given).qi)) == ["age", "sex"]
+
+
+@pytest.mark.parametrize("given", [
+    ["--mechanisms", "uniform", "--mechanisms", "laplace"], ["--mechanisms", "uniform,laplace"],
+    ["--mechanisms", "uniform", "laplace"],
+])
+def test_every_form_of_mechanisms_accumulates(given):
+    assert _parse("tradeoff", "adult", "--sa", "occupation", *given).mechanisms == ["uniform", "laplace"]
+
+
+def test_repeated_qi_reaches_the_release(tmp_path):
+    """`--qi age --qi sex --qi race` kept only race (argparse nargs='+' without extend)."""
+    info = json.loads(ok(*BASE[:-1], tmp_path / "o.csv", "--qi", "age", "--qi", "sex", "--qi", "race",
+                         "--seed", "1", "--json"))
+    assert info["manifest"]["input"]["qi"] == ["age", "sex", "race"]
+
+
+@pytest.mark.parametrize("text, names", [
+    ("a,b", ["a", "b"]), (r"a\,b", ["a,b"]), (r"a\\,b", ["a\\", "b"]), (r"a\b", [r"a\b"]), (" a , ,b ", ["a", "b"]),
+    ("", []),
+])
+def test_split_names_reads_escaped_commas(text, names):
+    from core.cli import join_name, split_names
+
+    assert split_names(text) == names
+    for name in names:
+        assert split_names(join_name(name)) == [name]
+
+
+def _once_options():
+    """(command, option) for every option of every command that takes one value."""
+    from core.cli import _Once, build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
+    for command, p in sub.choices.items():
+        for action in p._actions:
+            if isinstance(action, _Once):
+                yield command, action.option_strings[0]
+
+
+ONCE = sorted(set(_once_options()))
+
+
+def test_the_single_value_options_are_the_expected_ones():
+    opts = {o for _, o in ONCE}
+    assert {"--sensitive", "--mechanism", "--seed", "--out", "--manifest", "--queries", "--workload"} <= opts
+    assert not {"--qi", "--mechanisms", "--param", "--workload-param"} & opts
+
+
+@pytest.mark.parametrize("command, option", ONCE, ids=[f"{c} {o}" for c, o in ONCE])
+def test_an_option_given_twice_is_refused(command, option, tmp_path):
+    argv = [command, "adult", option, "1", option, "2"]
+    if command == "bound":
+        argv = [command, "retention", option, "1", option, "2"]
+    proc = run_inprocess(*argv, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr.strip()
+    assert len(err.splitlines()) == 1 and f"{option} is given twice" in err and "give it once" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sa_and_sensitive_are_the_same_option():
+    proc = run_inprocess(*BASE, "--sa", "sex")
+    assert proc.returncode == 2 and "given twice" in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["sanitize", "tradeoff", "report", "evaluate"])
+@pytest.mark.parametrize("seed", ["-1", "2147483648", "1.5", "abc", "99999999999999999999"])
+def test_a_seed_out_of_range_is_bad_input_not_an_internal_error(command, seed, tmp_path):
+    argv = {"sanitize": BASE, "evaluate": ["evaluate", "adult", "--sa", "occupation", "--mechanism", "uniform"],
+            "tradeoff": ["tradeoff", "adult", "--sa", "occupation"],
+            "report": ["report", "adult", "--sa", "occupation", "--mechanism", "uniform", "--out", "r.html"]}[command]
+    proc = run_inprocess(*argv, "--seed", seed, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "seed must be a whole number from 0 to 2,147,483,647" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and list(tmp_path.iterdir()) == []
+
+
+def test_core_refuses_a_negative_seed_with_a_sentence():
+    from core.errors import ParameterError
+    from core.table import load_dataset
+
+    with pytest.raises(ParameterError, match="seed must be a whole number"):
+        mechanisms_sanitize = __import__("core.mechanisms", fromlist=["sanitize"]).sanitize
+        mechanisms_sanitize(load_dataset("toy-splu", "disease"), "uniform", None, -1)
+
+
+def _workloads():
+    from core.workloads import WORKLOADS
+
+    return list(WORKLOADS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workload", _workloads())
+def test_every_workload_runs_with_its_defaults_on_adult(workload):
+    """`evaluate --workload seed004` failed on `groupbys ... Got 5000`, a value the user never set."""
+    res = json.loads(ok("evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform",
+                        "--workload", workload, "--seed", "1", "--json"))
+    assert res["bands"] and sum(b["queries"] for b in res["bands"]) > 0
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--workload", "seed004", "--queries", "5000"], "--queries sets the 'groupbys' setting of workload seed004"),
+    (["--queries", "400", "--workload-param", "queries=500"], "both set the size of workload seed000"),
+])
+def test_queries_is_the_workloads_size_setting(extra, fragment):
+    proc = run_inprocess("evaluate", "adult", "--sa", "occupation", "--mechanism", "uniform", *extra)
+    assert proc.returncode == 2 and fragment in proc.stderr, proc.stderr
+
+
+# ------------------------------------------------------------------ the reproduce command with hostile column names
+ODD_NAMES = ["--manifest={evil}", "-dx", "a,b", "città 東京", "with space", "quo\"te's", "back\\slash,", "$(touch {evil2})",
+             "--", "-"]
+
+
+def _shell_python(tmp_path):
+    """A folder with `python` pointing at this interpreter (the reproduce command says `python`)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bindir / "python").chmod(0o755)
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sa_index", [1, 5])
+def test_reproduce_command_survives_any_column_name(tmp_path, sa_index):
+    """Item 4: a QI named `--manifest=/tmp/x.json` made the reproduce command write that file."""
+    import numpy as np
+
+    evil, evil2 = tmp_path / "evil.json", tmp_path / "evil2"
+    names = [n.format(evil=evil, evil2=evil2) for n in ODD_NAMES]
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({n: rng.choice([f"v{i}" for i in range(3 + j % 4)], 60) for j, n in enumerate(names)})
+    first, again = tmp_path / "first", tmp_path / "again"
+    first.mkdir()
+    again.mkdir()
+    for d in (first, again):
+        frame.to_csv(d / "-odd name.csv", index=False)
+    sa = names[sa_index]
+    qi = [n for n in names if n != sa]
+    qi_args = [f"--qi={n.replace(chr(92), chr(92) * 2).replace(',', chr(92) + ',')}" for n in qi]
+    proc = run_inprocess("sanitize", "--sensitive=" + sa, *qi_args, "--mechanism", "uniform", "--seed", "4",
+                         "--out", "release.csv", "--", "-odd name.csv", cwd=first)
+    assert proc.returncode == 0, proc.stderr
+    man = json.loads((first / "release.manifest.json").read_text())
+    assert man["input"]["qi"] == qi and man["input"]["sensitive"] == sa
+    shell = subprocess.run(["bash", "-c", man["reproduce"]], cwd=again, env=_shell_python(tmp_path),
+                           capture_output=True, text=True, timeout=120)
+    assert shell.returncode == 0, shell.stderr
+    assert sorted(p.name for p in again.iterdir()) == ["-odd name.csv", "release.csv", "release.manifest.json"]
+    for name in ("release.csv", "release.manifest.json"):
+        assert (again / name).read_bytes() == (first / name).read_bytes()
+    assert not evil.exists() and not evil2.exists()

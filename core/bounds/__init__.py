@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .. import params as _params
-from ..errors import ParameterError
+from ..errors import ParameterError, clip
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +146,7 @@ def get(name: str) -> Bound:
         return BOUNDS[name]
     except KeyError:
         raise ParameterError(
-            f"There is no bound named '{name}'; choose one of: {', '.join(BOUNDS)}."
+            f"There is no bound named '{clip(name)}'; choose one of: {', '.join(BOUNDS)}."
         ) from None
 
 

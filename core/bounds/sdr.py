@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from . import Bound, Curve
-from ..errors import ParameterError, WorkbenchError
+from ..errors import ParameterError, WorkbenchError, clip
 from ..params import Param
 from .retention import _frac, gamma_from_rho
 
@@ -84,10 +84,10 @@ def parse_counts(text: str) -> np.ndarray:
         counts = np.array([int(p) for p in parts], dtype=np.int64)
     except ValueError:
         raise ParameterError(f"The 'counts' parameter must list whole numbers of records per value, "
-                             f"like {EXAMPLE1}. Got {text!r}.") from None
+                             f"like {EXAMPLE1}. Got {clip(text)!r}.") from None
     if len(counts) < 2 or np.any(counts < 0) or counts.sum() == 0 or np.count_nonzero(counts) < 2:
         raise ParameterError(f"The 'counts' parameter needs at least two values with records (counts >= 0). "
-                             f"Got {text!r}.")
+                             f"Got {clip(text)!r}.")
     if len(counts) > 5000:
         raise ParameterError(f"The 'counts' parameter takes at most 5,000 values. Got {len(counts):,}.")
     return counts
@@ -100,7 +100,7 @@ def _ms(text: str) -> list[int]:
         ms = []
     if not ms or any(m < 1 or m > 100_000 for m in ms) or len(ms) > 8:
         raise ParameterError(f"The 'ms' parameter lists up to 8 domain sizes from 1 to 100,000, like 6,14,50. "
-                             f"Got {text!r}.")
+                             f"Got {clip(text)!r}.")
     return ms
 
 

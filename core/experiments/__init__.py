@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 import pandas as pd
 
 from .. import params as _params
-from ..errors import ParameterError
+from ..errors import ParameterError, clip
 from ..registry import collect
 from ..table import Dataset
 
@@ -61,7 +61,7 @@ def get(name: str) -> Experiment:
     try:
         return EXPERIMENTS[name]
     except KeyError:
-        raise ParameterError(f"There is no experiment '{name}'; choose one of: {', '.join(EXPERIMENTS)}.") from None
+        raise ParameterError(f"There is no experiment '{clip(name)}'; choose one of: {', '.join(EXPERIMENTS)}.") from None
 
 
 def for_page(page: str) -> list[Experiment]:

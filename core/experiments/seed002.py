@@ -35,7 +35,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..bounds.retention import gamma_from_rho, retention_from_gamma
-from ..errors import ParameterError, WorkbenchError
+from ..errors import ParameterError, WorkbenchError, clip
 from ..evaluate import Evaluation, evaluate
 from ..figures import TRUTH, mechanism_colour
 from ..mechanisms.sdr import natural_rank, plan
@@ -76,7 +76,7 @@ def _ls(text: str) -> list[int]:
     except ValueError:
         ls = []
     if not ls or any(L < 2 or L > 1000 for L in ls) or len(ls) > 10:
-        raise ParameterError(f"The 'ls' setting lists up to 10 whole numbers L >= 2, like 6,5,4,3. Got {text!r}.")
+        raise ParameterError(f"The 'ls' setting lists up to 10 whole numbers L >= 2, like 6,5,4,3. Got {clip(text)!r}.")
     return list(dict.fromkeys(ls))
 
 
@@ -87,7 +87,7 @@ def _fractions(text: str) -> list[float]:
         fr = []
     if not fr or any(f <= 0 or f > 1 for f in fr) or len(fr) > 10:
         raise ParameterError(f"The 'sizes' setting lists up to 10 fractions of the table in (0, 1], like "
-                             f"0.2,0.4,0.6,0.8,1. Got {text!r}.")
+                             f"0.2,0.4,0.6,0.8,1. Got {clip(text)!r}.")
     return fr
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .. import bucketing as bk
-from ..errors import ParameterError, WorkbenchError
+from ..errors import ParameterError, WorkbenchError, clip
 from ..evaluate import evaluate
 from ..figures import PALETTE, TRUTH, mechanism_colour
 from ..params import Param
@@ -74,7 +74,7 @@ def _numbers(text: str, name: str, lo: float, hi: float, integer: bool = False) 
     if not vals or len(vals) > 12 or any(v < lo or v > hi or (integer and not v.is_integer()) for v in vals):
         kind = "whole numbers" if integer else "numbers"
         raise ParameterError(f"The '{name}' setting lists up to 12 {kind} in [{lo:g}, {hi:g}], comma separated. "
-                             f"Got {text!r}.")
+                             f"Got {clip(text)!r}.")
     vals = [int(v) if integer or v.is_integer() else v for v in vals]
     return list(dict.fromkeys(vals))
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, clip
 from ..registry import collect
 from ..release import Release
 from ..table import Dataset
@@ -28,13 +28,30 @@ def get(name: str) -> Mechanism:
         return MECHANISMS[name]
     except KeyError:
         raise ParameterError(
-            f"There is no mechanism named '{name}'; choose one of: {', '.join(MECHANISMS)}."
+            f"There is no mechanism named '{clip(name)}'; choose one of: {', '.join(MECHANISMS)}."
         ) from None
+
+
+#: largest release seed: fresh seeds draw 31 bits, and the pages take 0 .. MAX_SEED (one range everywhere)
+MAX_SEED = 2**31 - 1
 
 
 def fresh_seed() -> int:
     """A seed from OS entropy, recorded in the manifest so the release can be reproduced."""
     return secrets.randbits(31)
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` as an int from 0 to :data:`MAX_SEED`, or ParameterError.
+
+    numpy refuses negative seeds with a ValueError (``--seed -1`` was an
+    internal error); the upper end is the pages' and :func:`fresh_seed`'s,
+    so any release can be reopened on the pages with its seed.
+    """
+    ok = isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed <= MAX_SEED
+    if not ok:
+        raise ParameterError(f"The seed must be a whole number from 0 to {MAX_SEED:,}. Got {clip(seed)}.")
+    return int(seed)
 
 
 def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None,
@@ -48,7 +65,7 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
     mech = get(mechanism)
     values = mech.resolve(raw)
     mech.check(data, values)
-    seed = fresh_seed() if seed is None else int(seed)
+    seed = fresh_seed() if seed is None else check_seed(seed)
     rng = np.random.default_rng(seed)
     out = mech.sanitize(data, values, rng)
     derived = mech.derived(data, values)
@@ -91,4 +108,5 @@ def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-__all__ = ["MECHANISMS", "Mechanism", "Eligibility", "get", "sanitize", "estimate", "fresh_seed"]
+__all__ = ["MECHANISMS", "Mechanism", "Eligibility", "get", "sanitize", "estimate", "fresh_seed",
+           "check_seed", "MAX_SEED"]

@@ -192,7 +192,6 @@ class Bucketization(Mechanism):
             "fake_values": int(len(fake_g)),
             "fake_share": float(len(fake_g) / (n + len(fake_g))),
             "fprime": per_value,
-            "seconds": pl.seconds,
         }
         # a bucket whose ST lists one value (fakes included) publishes its records' value exactly
         revealed = int(sizes[((counts > 0).sum(axis=1) + sigma) == 1].sum())
@@ -220,8 +219,9 @@ class Bucketization(Mechanism):
             notes.append(f"Each bucket's ST lists σ = {sigma} fake value{'s' if sigma > 1 else ''}: "
                          f"{len(fake_g):,} fake entries, {published['fake_share']:.1%} of the ST's mass, which "
                          f"estimates count as if real (distortion).")
+        # the search's wall-clock time is shown on the page but kept out of the manifest: same seed, same bytes
         return Published(tables={"qit": qit, "st": st}, published=published, privacy=privacy,
-                         notes=tuple(notes), rows_out=n)
+                         notes=tuple(notes), rows_out=n, state={"search_seconds": pl.seconds})
 
     # ------------------------------------------------------------ estimate
     def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:

@@ -67,7 +67,7 @@ import numpy as np
 from scipy import stats
 
 from ..counting import QueryBatch, Records
-from ..errors import NotEligible, ParameterError, WorkbenchError
+from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import Param
 from ..partition import check_distinct_groups, distinct_value_groups, largest_feasible
 from ..release import CodedTable, Published, Release
@@ -515,7 +515,7 @@ class SPLU(Mechanism):
     def _second(self, data: Dataset, name: str) -> Column:
         if name == data.sa:
             raise ParameterError(f"The 'sa2' parameter of splu must name a column other than the sensitive "
-                                 f"attribute '{data.sa}'. Got {name}.")
+                                 f"attribute '{data.sa}'. Got {clip(name)}.")
         if name in data.qi:
             raise ParameterError(f"The 'sa2' parameter of splu must not be a QI column: '{name}' would be "
                                  f"published both exactly and randomised. Choose it out of the QIs or pick another.")

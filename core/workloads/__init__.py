@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .. import params as _params
-from ..errors import ParameterError
+from ..errors import ParameterError, clip
 from ..registry import collect
 from ..table import Dataset
 from ..workload import Workload
@@ -46,7 +46,7 @@ def get(name: str) -> WorkloadKind:
     try:
         return WORKLOADS[name]
     except KeyError:
-        raise ParameterError(f"There is no workload '{name}'; choose one of: {', '.join(WORKLOADS)}.") from None
+        raise ParameterError(f"There is no workload '{clip(name)}'; choose one of: {', '.join(WORKLOADS)}.") from None
 
 
 def make_workload(data: Dataset, kind: str = "seed000", **settings: Any) -> Workload:

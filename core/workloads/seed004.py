@@ -45,7 +45,7 @@ from typing import Sequence
 import numpy as np
 
 from ..counting import QueryBatch, Records
-from ..errors import ParameterError
+from ..errors import ParameterError, clip
 from ..params import Param
 from ..table import Dataset
 from ..workload import Band, Workload
@@ -89,7 +89,7 @@ def parse_list(text, name: str, kind=float, low=None, high=None, limit: int = 10
     if not ok:
         rng = f" between {low} and {high}" if low is not None and high is not None else ""
         raise ParameterError(f"The '{name}' setting lists up to {limit} numbers{rng}, separated by commas. "
-                             f"Got {text!r}.")
+                             f"Got {clip(text)!r}.")
     return list(dict.fromkeys(vals))
 
 

@@ -201,7 +201,8 @@ def render(release: Release, data: Dataset) -> None:
                  column_config={"share of the loss": st.column_config.NumberColumn(format="percent")})
     st.caption(f"The bucket setting ⟨(S, b)⟩ published in the manifest, found by the '{pub['sizes']}' search "
                f"(two = Algorithm 1, multi = Algorithm 2, optimal = integer program) with buckets of at most "
-               f"M′ = {pub['max_bucket']} records in {pub['seconds']:.2f} s. Rare values need large buckets; "
+               f"M′ = {pub['max_bucket']} records in {release.state.get('search_seconds', 0.0):.2f} s. "
+               "Rare values need large buckets; "
                "frequent ones can sit in small buckets that lose little.")
 
     st.plotly_chart(bucket_size_figure(sizes), key="bk_sizes")
