@@ -173,7 +173,7 @@ def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, n
             continue
         fig.add_trace(go.Scatter(
             x=names, y=np.asarray(counts, dtype=float)[order], name=_hover_safe(str(name)), mode="lines+markers",
-            line={"color": PALETTE[(i + 1) % len(PALETTE)], "dash": _DASHES[i % len(_DASHES)]},
+            line={"color": PALETTE[(i + 1) % len(PALETTE)], "dash": _LINE_DASHES[i % len(_LINE_DASHES)]},
             hovertemplate="%{x}<br>" + _hover_safe(str(name)) + ": %{y:,.1f} records<extra></extra>"))
     fig.update_xaxes(type="category")
     title = f"Records per value of '{sa}': original and each pinned release"
@@ -184,7 +184,7 @@ def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, n
     return _base(fig, title, f"value of {sa}", "records (count)", height=420)
 
 
-_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+_LINE_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
 def _hover_safe(text: str) -> str:
