@@ -209,6 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
                             + ("; with --session: the session's table unless given" if session else ""))
         p.add_argument("--sensitive", "--sa", required=not session, metavar="COL", help="sensitive attribute column")
         p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
+        p.add_argument("--band", action="append", default=[], metavar="COL=SPEC",
+                       help="band a numeric QI column (repeat for several): COL=W equal width W (age=10), COL=qK K quantile "
+                            "bands (age=q5), COL=A,B,C cut points (age=18,25,35,50,65; one cut: age=cuts:40)")
         p.add_argument("--mechanism", required=not session, metavar="NAME", help="see the list below")
         p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="a mechanism parameter")
         p.add_argument("--seed", type=_seed, metavar="N",
@@ -248,6 +251,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("data", metavar="DATA", help="file path or sample name")
         p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
         p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
+        p.add_argument("--band", action="append", default=[], metavar="COL=SPEC",
+                       help="band a numeric QI column (repeat for several): COL=W equal width W (age=10), COL=qK K quantile "
+                            "bands (age=q5), COL=A,B,C cut points (age=18,25,35,50,65; one cut: age=cuts:40)")
         p.add_argument("--mechanisms", nargs="+", action=_Names, metavar="NAME",
                        help="mechanisms to compare, space or comma separated, repeatable (default: every "
                             "registered one)")
@@ -285,10 +291,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bands(args):
+    from .data.banding import parse_many
+
+    return parse_many(getattr(args, "band", None) or [])
+
+
 def _dataset(args):
     from .table import load_dataset
 
-    return load_dataset(args.data, args.sensitive, args.qi)
+    return load_dataset(args.data, args.sensitive, args.qi, bands=_bands(args))
+
+
+def _identifier_notes(data) -> list[str]:
+    """A warning per chosen QI that looks like an identifier (unique per row)."""
+    from .data.columns import identifiers
+
+    if data.table is None:
+        return []
+    found = identifiers(data.table.frame[list(data.qi)])
+    return [f"warning: QI '{c}' looks like an identifier ({why}); it must not be published: drop it from --qi"
+            for c, why in found.items()]
 
 
 def _params(args) -> dict[str, str]:
@@ -309,10 +332,11 @@ def cmd_sanitize(args) -> dict[str, Any]:
     mech = mechanisms.get(args.mechanism)
     raw = _params(args)
     mech.resolve(raw)  # parameter errors before the (slower) load
+    _bands(args)  # --band syntax errors too
     data = _dataset(args)
     release = mechanisms.sanitize(data, mech.name, raw, args.seed)
     written = rel.write(release, args.out, args.manifest)
-    return _sanitize_output(args, release, written)
+    return _sanitize_output(args, release, written, data=data)
 
 
 def _sanitize_session(args) -> dict[str, Any]:
@@ -377,7 +401,12 @@ def _sanitize_session(args) -> dict[str, Any]:
     if args.qi is not None and args.qi != qi:
         notes.append(f"--qi {' '.join(args.qi)} overrides the session's QI columns {' '.join(qi)}")
         qi = args.qi
-    data = bind(table, sa, qi)
+    bands = {col: spec for col, spec in (getattr(session, "bands", None) or {}).items() if col in qi}
+    given = _bands(args)
+    for col, band in given.items():
+        if col in bands:
+            notes.append(f"--band {band.text()} overrides the session's banding of {col}")
+    data = bind(table, sa, qi, {**bands, **given})
     release = mechanisms.sanitize(data, mech.name, raw, seed)
     decision = None
     chosen = session.pin(session.decision.chosen) if session.decision is not None else None
@@ -386,15 +415,16 @@ def _sanitize_session(args) -> dict[str, Any]:
     written = rel.write(release, args.out, args.manifest, decision=decision)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    out = _sanitize_output(args, release, written, decision)
+    out = _sanitize_output(args, release, written, decision, data=data)
     out["session"] = {"file": str(path), "overrides": notes}
     return out
 
 
-def _sanitize_output(args, release, written, decision: dict | None = None) -> dict[str, Any]:
+def _sanitize_output(args, release, written, decision: dict | None = None, data=None) -> dict[str, Any]:
     out = {"written": [str(p) for p in written], "manifest": release.manifest(decision=decision)}
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
+        lines += _identifier_notes(data) if data is not None else []
         for note in release.notes:
             lines.append(f"note: {note}")
         lines += [f"wrote {p}" for p in written]
@@ -438,7 +468,8 @@ def cmd_evaluate(args) -> dict[str, Any]:
         lines = [f"{mech.title} on {data.name} ({data.n:,} rows), seed {seed}"]
         for b in result["bands"]:
             err = "n/a" if b["mean_relative_error"] is None else f"{b['mean_relative_error']:.3f}"
-            lines.append(f"  {b['name']:<24} {b['queries']:>6} queries   mean relative error {err}")
+            thin = "   (thin: fewer than 30 queries, do not trust)" if b["thin"] else ""
+            lines.append(f"  {b['name']:<24} {b['queries']:>6} queries   mean relative error {err}{thin}")
         result["_text"] = "\n".join(lines)
     return result
 

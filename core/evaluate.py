@@ -42,7 +42,14 @@ class Evaluation:
             return np.where(true > 0, np.abs(true - self.estimates) / np.where(true > 0, true, 1), np.nan)
 
     def bands(self) -> list[dict[str, Any]]:
-        """Mean relative error per band (the CLI's ``bands``)."""
+        """Mean relative error per band (the CLI's ``bands``).
+
+        Each band carries ``queries`` (those with a true answer above 0) and
+        ``thin``: fewer than :data:`core.workload.THIN_QUERIES` (30)
+        queries, too few for its mean to be trusted.
+        """
+        from .workload import THIN_QUERIES
+
         err = self.relative_error
         out = []
         for band, member in zip(self.workload.bands, self.workload.membership):
@@ -53,6 +60,7 @@ class Evaluation:
                 "lo": band.lo,
                 "hi": band.hi,
                 "queries": int(sel.sum()),
+                "thin": bool(sel.sum() < THIN_QUERIES),
                 "mean_relative_error": float(err[sel].mean()) if sel.any() else None,
             })
         return out

@@ -107,6 +107,10 @@ class Release:
         args += opt("--sensitive", self.source["sensitive"])
         for col in self.source.get("qi") or ():
             args += opt("--qi", str(col).replace("\\", "\\\\").replace(",", "\\,"))
+        for column, spec in (self.source.get("bands") or {}).items():
+            from .data.banding import Banding
+
+            args += opt("--band", Banding.from_spec(column, spec).text())
         args += ["--mechanism", self.mechanism]
         for key, value in self.source.get("raw_params", {}).items():
             if value is not None:
@@ -137,6 +141,7 @@ class Release:
                 "qi": list(self.source["qi"]),
                 "rows": self.source["rows"],
                 "rows_dropped_missing": self.source.get("rows_dropped", 0),
+                "bands": dict(self.source.get("bands") or {}),
             },
             "output": {
                 "rows": self.rows_out,

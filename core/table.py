@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -284,6 +284,8 @@ class Dataset:
     rows_dropped: int = 0
     table: Table | None = field(default=None, repr=False)
     row_index: np.ndarray | None = field(default=None, repr=False)
+    #: the :class:`core.data.banding.Banding` applied to QI columns, in QI order
+    bands: tuple = ()
 
     @property
     def n(self) -> int:
@@ -299,8 +301,13 @@ class Dataset:
 
     @property
     def key(self) -> str:
-        """Identifies (content, SA, QIs) for caching."""
-        return f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+        """Identifies (content, SA, QIs, bands) for caching."""
+        key = f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+        return key + ("|" + ";".join(b.text() for b in self.bands) if self.bands else "")
+
+    def band_specs(self) -> dict[str, dict[str, Any]]:
+        """``{column: spec}`` of the banded QIs (JSON-able; the manifest's ``input.bands``)."""
+        return {b.column: b.spec() for b in self.bands}
 
     @cached_property
     def sa_counts(self) -> np.ndarray:
@@ -328,43 +335,53 @@ class Dataset:
 
 
 def default_columns(table: Table, sa: str | None = None) -> tuple[str, tuple[str, ...]]:
-    """A sensible (SA, QIs) choice.
+    """A sensible (SA, QIs) choice: :func:`proposal`'s SA and QIs."""
+    p = proposal(table, sa)
+    return p.sa, p.qi
 
-    A bundled sample has its papers' choice.  Otherwise the SA is the last
-    text column with 2..2,000 distinct values (or ``sa`` if given) and the
-    QIs are up to eight other columns with at least 2 distinct values and
-    fewer than one per two rows (identifiers are left out).
+
+def proposal(table: Table, sa: str | None = None):
+    """The proposed SA, QIs and identifiers of ``table``, each with a reason (:mod:`core.data.columns`).
+
+    A bundled sample has its papers' choice; any other table gets
+    :func:`core.data.columns.propose` (``sa`` fixes the sensitive attribute).
     """
     from . import samples
+    from .data import columns as _columns
 
     if samples.is_sample(table.name):
         base = table.name.split(":", 1)[0].strip().lower()
         sample = next((s for s in samples.list_samples() if s.name == base), None)
         if sample is not None and sample.sa in table.frame.columns and sa in (None, sample.sa):
-            return sample.sa, tuple(c for c in sample.qi if c in table.frame.columns)
-    frame = table.frame
-    n = len(frame)
-    candidates = []
-    for col in frame.columns:
-        k = frame[col].nunique(dropna=True)
-        if 2 <= k <= max(2, min(2000, n // 2)):
-            candidates.append(str(col))
-    if sa is None:
-        cats = [c for c in candidates if not pd.api.types.is_numeric_dtype(frame[c])]
-        sa = (cats or candidates or [str(c) for c in frame.columns])[-1]
-    qi = tuple(c for c in candidates if c != sa)[:8]
-    if not qi:
-        qi = tuple(str(c) for c in frame.columns if c != sa)[:8]
-    return str(sa), qi
+            return _columns.proposal_for_sample(
+                table.frame, sample.sa, tuple(c for c in sample.qi if c in table.frame.columns),
+                f"the papers' choice for the {sample.name} sample")
+    return _columns.propose(table.frame, sa)
 
 
-def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -> Dataset:
-    """Choose the SA and QI columns of ``table`` and encode them.
+def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
+         bands: Mapping[str, Any] | Sequence[Any] | None = None) -> Dataset:
+    """Choose the SA and QI columns of ``table``, band numeric QIs, and encode them.
+
+    Parameters
+    ----------
+    table : Table
+    sa : str, optional
+        Sensitive attribute (default: the proposal's).
+    qi : sequence of str, optional
+        QI columns (default: the proposal's).
+    bands : mapping or sequence, optional
+        ``{column: Banding or spec dict}`` or a sequence of
+        :class:`core.data.banding.Banding`: numeric QI columns to replace by
+        their bands (applied to the rows kept after dropping missing values).
 
     Raises DataError for an unknown column, an SA with a single value or with
-    a different value in every row (an identifier), or nothing left after
-    dropping rows with missing values.
+    a different value in every row (an identifier), a band on a column that
+    is not a numeric QI, or nothing left after dropping rows with missing
+    values.
     """
+    from .data import banding as _banding
+
     frame = table.frame
     columns = [str(c) for c in frame.columns]
     if sa is None or qi is None:
@@ -379,6 +396,19 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
         raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
     if not qi:
         raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    bands = _banding.normalise(bands)
+    for col, band in bands.items():
+        if col not in columns:
+            shown = ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
+            raise DataError(f"There is no column '{col}' to band in {table.name}; the columns are: {shown}.")
+        if col == sa:
+            raise DataError(f"'{col}' is the sensitive attribute; only QI columns can be banded.")
+        if col not in qi:
+            raise DataError(f"'{col}' is banded but is not a QI column; add it to the QIs or drop its band.")
+        if not _banding.is_numeric(frame[col]):
+            sample = next((str(v) for v in frame[col].dropna().head(1)), "")
+            raise DataError(f"'{col}' is not numeric (values like '{sample}'), so it cannot be banded; "
+                            "band only numeric QI columns.")
     chosen = frame[[*qi, sa]]
     keep = chosen.notna().all(axis=1).to_numpy()
     dropped = int((~keep).sum())
@@ -402,7 +432,7 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
             f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
             "not a sensitive attribute; choose another column."
         )
-    qis = [encode(chosen[c], c) for c in qi]
+    qis = [encode(bands[c].apply(chosen[c]) if c in bands else chosen[c], c) for c in qi]
     return Dataset(
         name=table.name,
         content_hash=table.content_hash,
@@ -416,6 +446,7 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None) -
         rows_dropped=dropped,
         table=table,
         row_index=row_index,
+        bands=tuple(bands[c] for c in qi if c in bands),
     )
 
 
@@ -426,6 +457,7 @@ def _known(column: str, columns: list[str], name: str) -> None:
 
 
 def load_dataset(source: str | os.PathLike | bytes, sa: str | None = None,
-                 qi: Sequence[str] | None = None, filename: str | None = None) -> Dataset:
+                 qi: Sequence[str] | None = None, filename: str | None = None,
+                 bands: Mapping[str, Any] | Sequence[Any] | None = None) -> Dataset:
     """Load and bind in one step (CLI and tests)."""
-    return bind(load_table(source, filename), sa, qi)
+    return bind(load_table(source, filename), sa, qi, bands)

@@ -4,7 +4,12 @@
   ``A_1 = v_1 AND ... AND A_d = v_d AND SA = s`` with d uniform in
   1..3, distinct attributes and uniformly chosen values.  A *small* pool has
   true counts 1..10; a *large* pool is split into selectivity bands
-  [0.5%, 1%), [1%, 2%), ..., [4%, 5%) and >= 5%.
+  [0.5%, 1%), [1%, 2%), ..., [4%, 5%) and >= 5%.  On a table small enough
+  that these bands would reach into the small counts (2,000 rows or fewer,
+  where 0.5% is 10 records), the large-count bands are defined by true
+  count instead: they start at 11, never overlap the small band, and
+  adjacent ones are merged until each has :data:`THIN_QUERIES` candidate
+  queries (:func:`seed000_bands`).
 * :func:`seed002` (Chaytor & Wang, seed 002 appendix 10.9): 200 random
   conditions on 1..3 attributes, each crossed with every SA value; results
   are reported for the queries passing a selectivity threshold
@@ -29,6 +34,8 @@ from .table import Dataset
 
 SMALL_MAX = 10
 LARGE_EDGES = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05)
+#: a band with fewer queries than this is too thin to trust (the pages and ``evaluate --json`` say so)
+THIN_QUERIES = 30
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,65 @@ class Workload:
         return out
 
 
+def by_count(n: int) -> bool:
+    """Whether seed 000's large-count bands are defined by count on a table of ``n`` rows.
+
+    True when the first selectivity band, ``[0.5%, 1%)``, would start at a
+    true count of :data:`SMALL_MAX` or less (``n <= 2000``): its queries
+    would be small counts too.
+    """
+    return math.ceil(LARGE_EDGES[0] * n - 1e-9) <= SMALL_MAX
+
+
+def seed000_bands(n: int, available: Sequence[int] | None = None) -> tuple[Band, ...]:
+    """Seed 000's bands on a table of ``n`` rows: small counts, then the large-count bands.
+
+    On a large table (``n > 2000``) these are the paper's selectivity bands,
+    unchanged.  On a small one they are defined by true count: the paper's
+    edges as counts (``ceil(edge x n)``), raised to start at
+    ``SMALL_MAX + 1`` so they never overlap the small band, duplicates
+    removed.  ``available`` (candidate queries per such band, in order) merges
+    each band holding fewer than :data:`THIN_QUERIES` candidates into the next
+    (the last into the one before); pass None to get the unmerged bands.
+    Count bands are stored as the equivalent selectivity range
+    (``[lo/n, (hi+1)/n)``), so every consumer that reads large-count bands by
+    selectivity (risk, recommender) reads them alike; their names give the
+    counts.
+    """
+    small = Band(f"small counts ({1}-{SMALL_MAX})", "count", 1, SMALL_MAX)
+    if not by_count(n):
+        bands = [small]
+        edges = list(LARGE_EDGES)
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            bands.append(Band(f"[{lo:.1%}, {hi:.0%})".replace(".0%", "%"), "selectivity", lo, hi))
+        bands.append(Band(f">= {edges[-1]:.0%}", "selectivity", edges[-1], None))
+        return tuple(bands)
+    starts = sorted({max(SMALL_MAX + 1, math.ceil(e * n - 1e-9)) for e in LARGE_EDGES})
+    starts = [c for c in starts if c <= max(n, SMALL_MAX + 1)] or [SMALL_MAX + 1]
+    ranges = [[lo, hi - 1] for lo, hi in zip(starts, starts[1:])] + [[starts[-1], None]]
+    if available is not None:
+        counts = list(available)
+        merged: list[list] = []
+        for (lo, hi), k in zip(ranges, counts):
+            if merged and merged[-1][2] < THIN_QUERIES:
+                merged[-1][1] = hi
+                merged[-1][2] += k
+            else:
+                merged.append([lo, hi, k])
+        if len(merged) > 1 and merged[-1][2] < THIN_QUERIES:
+            last = merged.pop()
+            merged[-1][1] = last[1]
+            merged[-1][2] += last[2]
+        ranges = [[lo, hi] for lo, hi, _ in merged]
+    bands = [small]
+    for lo, hi in ranges:
+        if hi is None:
+            bands.append(Band(f"large counts >= {lo}", "selectivity", lo / n, None))
+        else:
+            bands.append(Band(f"large counts {lo}-{hi}", "selectivity", lo / n, (hi + 1) / n))
+    return tuple(bands)
+
+
 def data_records(data: Dataset) -> Records:
     """The original table as :class:`Records` with the SA as target."""
     return Records(data.qi_codes, data.domains, data.sa_codes, data.m)
@@ -181,11 +247,15 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
     rng = np.random.default_rng(seed)
     records = records or data_records(data)
     n = data.n
-    bands = [Band(f"small counts ({1}-{SMALL_MAX})", "count", 1, SMALL_MAX)]
-    edges = list(LARGE_EDGES)
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        bands.append(Band(f"[{lo:.1%}, {hi:.0%})".replace(".0%", "%"), "selectivity", lo, hi))
-    bands.append(Band(f">= {edges[-1]:.0%}", "selectivity", edges[-1], None))
+    subsets = _subset_probabilities(len(data.qi), max_attrs)
+    if by_count(n):
+        # small table: large-count bands by count, merged until each has enough candidate queries
+        bands = seed000_bands(n)
+        counts = np.concatenate([records.index(subset).entries()[2] for subset, _ in subsets] or [np.zeros(0)])
+        bands = seed000_bands(n, [int(b.contains(counts, n).sum()) for b in bands[1:]])
+    else:
+        bands = seed000_bands(n)
+    bands = list(bands)
     n_small = queries // 2
     n_large = queries - n_small
     share = [n_small] + _split(n_large, len(bands) - 1)
@@ -193,7 +263,6 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
 
     # running best candidates per band: (log key, subset id, values row, sa)
     best: list[list[tuple[np.ndarray, ...]]] = [[] for _ in bands]
-    subsets = _subset_probabilities(len(data.qi), max_attrs)
     for sid, (subset, prob) in enumerate(subsets):
         idx = records.index(subset)
         values, sa, count = idx.entries()

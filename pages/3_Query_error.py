@@ -13,6 +13,7 @@ from core.baselines import baselines, matched
 from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
+from core.workload import SMALL_MAX, THIN_QUERIES, by_count
 from pages import ui
 from pages.ui import cached, experiments, state
 from pages.ui.fmt import md, number, param_text
@@ -98,8 +99,17 @@ def _build_workload():
 workload = _build_workload()
 if workload is None:
     st.stop()
-st.caption(f"{len(workload):,} queries on {data.n:,} records; bands: "
+st.caption(f"{len(workload):,} queries on {data.n:,} records; queries per band: "
            + ", ".join(f"{b.name} ({int(m.sum()):,})" for b, m in zip(workload.bands, workload.membership)) + ".")
+if kind == "seed000" and by_count(data.n):
+    st.caption(f"This table is small ({data.n:,} records, so 0.5% of it is at most {SMALL_MAX} records): the "
+               f"large-count bands are defined by true count, start above the small counts (1-{SMALL_MAX}) and "
+               f"are merged until each has at least {THIN_QUERIES} candidate queries.")
+_thin = [(b.name, int(m.sum())) for b, m in zip(workload.bands, workload.membership) if m.sum() < THIN_QUERIES]
+if _thin:
+    st.warning("Too thin to trust (fewer than " + f"{THIN_QUERIES} queries): "
+               + "; ".join(f"{md(name)} has {k:,} quer{'y' if k == 1 else 'ies'}" for name, k in _thin)
+               + ". Its mean error rests on too few queries; a larger table or workload gives more.")
 
 
 def _evaluate(name: str, raw: dict):

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -165,13 +166,23 @@ def test_bad_files(content, fragment, tmp_path):
 
 
 def test_tradeoff_recommend_and_report(tmp_path):
-    res = json.loads(ok("tradeoff", "toy-sdr", "--sensitive", "sa", "--mechanisms", "uniform,laplace",
+    # a 400-row table: large counts (11 and more) exist, so every point has a large-count error
+    rng = np.random.default_rng(3)
+    path = tmp_path / "t.csv"
+    pd.DataFrame({"a": rng.choice(list("xyz"), 400), "b": rng.choice(["u", "v"], 400),
+                  "sa": rng.choice(list("pqrs"), 400)}).to_csv(path, index=False)
+    res = json.loads(ok("tradeoff", path, "--sensitive", "sa", "--mechanisms", "uniform,laplace",
                         "--queries", "60", "--records", "42", "--json"))
     assert {p["mechanism"] for p in res["points"]} == {"uniform", "laplace"}
     for p in res["points"]:
         assert {"mechanism", "params", "risk", "utility", "inference_accuracy", "small_sum_disclosure",
                 "presence", "large_error"} <= set(p)
     assert any(p["pareto"] for p in res["points"])
+    # toy-sdr (42 rows) has no count above 10: no large-count error, so no point is on the front (no overlap
+    # with the small counts fills that band any more)
+    res = json.loads(ok("tradeoff", "toy-sdr", "--sensitive", "sa", "--mechanisms", "laplace",
+                        "--queries", "60", "--records", "42", "--json"))
+    assert all(p["large_error"] is None and not p["pareto"] for p in res["points"])
     rec = json.loads(ok("recommend", "toy-sdr", "--sensitive", "sa", "--mechanisms", "laplace",
                         "--queries", "60", "--large-error", "-1", "--max-lift", "-1", "--json"))
     best = rec["recommendations"][0]

@@ -84,6 +84,7 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
             "qi": list(data.qi),
             "rows": data.n,
             "rows_dropped": data.rows_dropped,
+            "bands": data.band_specs(),
             "raw_params": {k: v for k, v in values.items() if v is not None},
         },
         tables=dict(out.tables),

@@ -1,0 +1,1 @@
+"""Reading tables and choosing their columns (read options, column proposals, banding)."""
