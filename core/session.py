@@ -87,9 +87,22 @@ class Setting:
     seed: int = 1
 
     def key(self) -> tuple:
-        """Hashable identity (two equal settings give the same release on the same table)."""
-        return (self.mechanism, tuple(sorted((k, format_value(v)) for k, v in self.params.items()
-                                             if v is not None)), int(self.seed))
+        """Hashable identity: the resolved parameters (a default given or left out is the same) and the seed.
+
+        Two settings with the same key give the same release on the same table.
+        """
+        from .errors import WorkbenchError
+        from .mechanisms import MECHANISMS
+
+        values = dict(self.params)
+        mech = MECHANISMS.get(self.mechanism)
+        if mech is not None:
+            try:
+                values = mech.resolve(values)
+            except WorkbenchError:
+                pass
+        return (self.mechanism, tuple(sorted((k, format_value(v)) for k, v in values.items() if v is not None)),
+                int(self.seed))
 
     def to_json(self) -> dict[str, Any]:
         return {"mechanism": self.mechanism,

@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import figures, samples
+from core import session as session_file
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
 from pages import ui
@@ -32,6 +33,23 @@ st.markdown(
 )
 st.caption("Start here: choose a table and its columns. Then open **Sanitize** to build a release, "
            "**Bounds** for the papers' guarantees as curves, and **Query error** to measure accuracy.")
+
+# ------------------------------------------------------------------ session file
+def _open_session():
+    f = ss.get("w_session_file")
+    if f is not None:
+        ss["wb_session_message"] = uidata.open_session(f.getvalue(), f.name)
+
+
+with st.expander("Open a saved session (table, columns, settings, pins, history, decision)",
+                 expanded=bool(ss.get("wb_session_message"))):
+    st.file_uploader("Session file (.workbench.json, or .workbench.zip with the table inside)",
+                     type=["json", "zip"], key="w_session_file", on_change=_open_session,
+                     help="Saved at the bottom of this page. It is checked whole before anything changes: a file "
+                          "from another table, damaged or edited by hand is refused with the reason.")
+    opened = ss.pop("wb_session_message", None)
+    if opened:
+        (st.success if opened[0] == "success" else st.error)(md(opened[1]))
 
 # ------------------------------------------------------------------ table source
 st.header("1. Choose a table")
@@ -70,18 +88,30 @@ else:
         "Upload a table", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="w_upload",
         help="A header row, then one row per person. Comma, semicolon, tab or | separated text in UTF-8, "
              "or Parquet.")
-    st.caption("The file stays in this session's memory: it is never written to disk, and it cannot be "
-               "part of a shared link (links carry the parameters only).")
+    st.caption("The file stays in this session's memory: it is never written to disk. A link or reload names "
+               "it by its content hash only and asks for the same file again; a saved session can embed it.")
+    if ss.get(state.WANT_UPLOAD) and not ss.get(state.UPLOAD):
+        st.warning(md(uidata.want_upload_message()))
+
+        def _drop_wanted():
+            ss[state.WANT_UPLOAD] = None
+            ss["wb_upload_error"] = None
+
+        st.button("Use another table", key="w_drop_wanted", on_click=_drop_wanted,
+                  help="Forget the table the link names and upload any file (or choose a bundled sample above).")
     if uploaded is not None:
         current = ss.get(state.UPLOAD) or {}
         last_error = ss.get("wb_upload_error") or {}
         if uploaded.file_id not in (current.get("file_id"), last_error.get("file_id")):
             table, message = uidata.handle_upload(uploaded.name, uploaded.getvalue())
+            if table is not None and (refusal := uidata.wanted_upload_refusal(table, uploaded.name)):
+                table, message = None, refusal  # never swap tables silently
             if table is None:
                 ss["wb_upload_error"] = {"file_id": uploaded.file_id, "message": message}
             else:
                 ss[state.UPLOAD] = {"name": uploaded.name, "file_id": uploaded.file_id, "table": table}
                 ss["wb_upload_error"] = None
+                ss[state.WANT_UPLOAD] = None
         last_error = ss.get("wb_upload_error") or {}
         if last_error.get("file_id") == uploaded.file_id:
             st.error(md(last_error["message"]))
@@ -99,6 +129,8 @@ try:
 except uidata.TableProblem as exc:
     if source != "upload":
         st.error(md(exc))
+    elif ss.get(state.WANT_UPLOAD):
+        pass  # the warning above asks for the file
     elif not (ss.get("wb_upload_error") or {}).get("message") or uploaded is None:
         st.info("Upload a file above (CSV, TSV or Parquet with a header row), or choose a bundled sample.")
     ui.sidebar_status()
@@ -185,6 +217,26 @@ for name, mech in MECHANISMS.items():
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="eligibility_table",
              column_config={"eligible": st.column_config.TextColumn("eligible", width="small"),
                             "why not / what would work": st.column_config.TextColumn(width="large")})
+
+st.header("5. Save this session")
+session_now = state.session_now(table)
+pin_count = len(session_now.pins)
+st.caption(f"One file with the table reference (content hash {table.content_hash}), the columns, every "
+           f"parameter set, {pin_count} pin{'s' if pin_count != 1 else ''}, the last "
+           f"{len(session_now.history)} settings tried"
+           + (" and the decision record" if session_now.decision else "")
+           + ". Open it again above, or run `python -m core sanitize --session FILE --out release.csv`.")
+v1, v2, _ = st.columns([1, 1, 2])
+v1.download_button("Save the session (JSON)", lambda: session_file.to_bytes(state.session_now(table)),
+                   file_name=session_file.file_name(session_now), mime="application/json", key="dl_session",
+                   on_click="ignore")
+if ss.get(state.SOURCE) == "upload":
+    v2.download_button("Save with the table inside (zip)",
+                       lambda: session_file.to_bytes(state.session_now(table), table.frame),
+                       file_name=session_file.file_name(session_now, embedded=True), mime="application/zip",
+                       key="dl_session_zip", on_click="ignore",
+                       help="The uploaded table goes inside as Parquet, so the session opens anywhere. It holds "
+                            "every record: share it as you would the table itself.")
 
 st.header("Next")
 n1, n2, n3 = st.columns(3)

@@ -205,7 +205,8 @@ else:
     d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet"),
                        file_name=f"{stem}-parquet.zip", mime="application/zip", key="dl_parquet",
                        on_click="ignore")
-d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release), file_name=f"{stem}.manifest.json",
+decision = state.decision_for(state.current_setting())  # only the chosen pin's release carries it
+d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision), file_name=f"{stem}.manifest.json",
                    mime="application/json", key="dl_manifest", on_click="ignore",
                    help="Mechanism, resolved parameters, seed, row counts, published metadata, privacy "
                         "checks and the command that reproduces this release.")
@@ -213,8 +214,11 @@ st.markdown("Reproduce this release from the command line:")
 st.code(release.reproduce_command(), language="bash", wrap_lines=True)
 if ss.get(state.SOURCE) == "upload":
     st.caption("Replace the table name in the command by the path of your file.")
+if decision is not None:
+    st.caption(f"This is the setting chosen in the decision record ('{md(decision['chosen'])}'): the manifest "
+               "carries the record.")
 with st.expander("Manifest as JSON"):
-    st.json(release.manifest(), expanded=1)
+    st.json(release.manifest(decision), expanded=1)
 
 render = views.find(name)
 if render is not None:

@@ -44,6 +44,24 @@ def handle_upload(name: str, data: bytes) -> tuple[Table | None, str | None]:
                       "choose a CSV, TSV or Parquet file with a header row.")
 
 
+def want_upload_message() -> str:
+    """The one sentence shown when a reload or link names an uploaded table this session does not hold."""
+    want = st.session_state.get(state.WANT_UPLOAD) or {}
+    return (f"This link or reload refers to an uploaded table (content hash {want.get('hash', '?')}) that this "
+            "browser session does not hold (uploads are kept only in the session that loaded them): upload the "
+            "same file again on the Home page; only a file with that content hash is accepted.")
+
+
+def wanted_upload_refusal(table: Table, name: str) -> str | None:
+    """Why an upload is refused while a link's upload is awaited (another content hash), or None to accept it."""
+    want = st.session_state.get(state.WANT_UPLOAD) or {}
+    if want.get("hash") and table.content_hash != want["hash"]:
+        return (f"'{name}' has content hash {table.content_hash}, not the {want['hash']} this link names, so it "
+                "was not loaded: upload the file the link was made with, or press 'Use another table' to "
+                "drop the link's table.")
+    return None
+
+
 def sample_info(name: str):
     return next((s for s in samples.list_samples() if s.name == name), None)
 
@@ -53,6 +71,8 @@ def current_table() -> Table:
     ss = st.session_state
     if ss.get(state.SOURCE) == "upload":
         up = ss.get(state.UPLOAD)
+        if not up and ss.get(state.WANT_UPLOAD):
+            raise TableProblem(want_upload_message())
         if not up:
             raise TableProblem("No file is uploaded yet: upload a CSV, TSV or Parquet file on the Home page, "
                                "or choose a bundled sample there.")
@@ -286,3 +306,46 @@ def metric_parts(key: str, value: Any, scope: str | None = None) -> tuple[str, s
         exact = number(value, 6) if is_number(value) else full
         help_text = f"{label}: {full}" + (f" (exactly {exact})" if exact not in full else "")
     return short, text, help_text
+
+
+# ---------------------------------------------------------------- session files
+def open_session(data: bytes, filename: str) -> tuple[str, str]:
+    """Check a session file whole, then apply it; return ``(kind, sentence)``: ``"success"`` or ``"error"``.
+
+    The table it names must be at hand with the same content hash: the
+    table embedded in the file, the bundled sample it names, or the upload
+    in use.  Nothing is applied unless every check passed.
+    """
+    from core import session as sess
+
+    ss = st.session_state
+    try:
+        session, frame = sess.read(data, filename)
+        upload = None
+        if frame is not None:
+            table = sess.embedded_table(session, frame)
+            upload = {"name": session.table.name, "file_id": f"session:{table.content_hash}", "table": table}
+        elif session.table.kind == "sample":
+            table = cached.sample_table(session.table.name)
+            sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
+        else:
+            up = ss.get(state.UPLOAD)
+            if not up or up["table"].content_hash != session.table.content_hash:
+                raise sess.SessionError(
+                    f"'{filename}' was saved on {session.table.describe()}, which is not loaded and not inside "
+                    "the file: upload that file on this page first, then open the session again (or save "
+                    "sessions with the table embedded).")
+            table = up["table"]
+            sess.check_table(session, table.content_hash, table.columns, f"the upload '{up['name']}'")
+            upload = up
+        cached.dataset(table, table.content_hash, session.sensitive, tuple(session.qi))  # the columns work here
+    except WorkbenchError as exc:
+        return "error", str(exc)
+    except Exception as exc:  # a reader failure on a hostile file: still one sentence
+        return "error", (f"'{filename}' could not be opened as a session file ({type(exc).__name__}); nothing "
+                         "was changed.")
+    state.apply_session(session, upload)
+    n = len(session.pins)
+    return "success", (f"Opened '{filename}': {session.table.describe()}, {len(session.history)} settings in the "
+                       f"history, {n} pin{'s' if n != 1 else ''}"
+                       + (", a decision record" if session.decision else "") + ".")

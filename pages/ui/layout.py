@@ -73,8 +73,8 @@ def sidebar_status() -> None:
         lines.append(f"Seed: {int(ss.get(state.SEED, state.DEFAULT_SEED))}")
         st.caption("  \n".join(lines))
         if ss.get(state.SOURCE) == "upload":
-            st.caption("The link in the address bar carries the parameters only: uploaded tables "
-                       "stay in this session and cannot be shared by link.")
+            st.caption("The link in the address bar names the uploaded table by its content hash only: "
+                       "opened elsewhere or reloaded, it asks for the same file again.")
         else:
             st.caption("The address bar holds these choices: copy the link to share them.")
     from .pins import sidebar_undo

@@ -49,7 +49,9 @@ and read once, on a session's first run::
 Parameter values use :func:`pages.ui.fmt.param_text` (fractions such as
 ``1/13`` and ``ln(3)`` stay exact and readable) and are parsed back with
 :meth:`core.params.Param.parse`.  An uploaded table cannot be in a URL: the
-link then carries the parameters only (the pages say so).
+link then names it by its content hash (``data=upload:<hash>``): a reload or
+a link opened elsewhere asks for the same file again on the Home page and
+accepts only a file with that hash (:data:`WANT_UPLOAD`).
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
 
-from core.session import Pin, Setting, add_pin, record, undo
+from core.session import Pin, Session, Setting, TableRef, add_pin, record, undo
 
 from .fmt import param_text
 
@@ -88,6 +90,8 @@ PINS = "wb_pins"
 HISTORY = "wb_history"
 DECISION = "wb_decision"
 WANT_UPLOAD = "wb_want_upload"
+#: ``data=upload:<content hash>`` in a link names an uploaded table
+UPLOAD_PREFIX = "upload:"
 #: the SA/QI columns a link named, checked against the table by :func:`pages.ui.data.link_column_notes`
 LINK_COLUMNS = "wb_link_columns"
 
@@ -238,6 +242,10 @@ def sample_spec() -> str | None:
     return name
 
 
+def _is_hash(text: str) -> bool:
+    return len(text) == 16 and all(c in "0123456789abcdef" for c in text)
+
+
 def _sample(name: str):
     return next((s for s in samples.list_samples() if s.name == name), None)
 
@@ -316,6 +324,17 @@ def unpin(name: str) -> None:
         ss[DECISION] = None
 
 
+def decision_for(setting: Setting) -> dict | None:
+    """The decision record as JSON when ``setting`` is the chosen pin's (for its manifest and report), else None."""
+    decision = st.session_state.get(DECISION)
+    if decision is None:
+        return None
+    chosen = next((p for p in pins() if p.name == decision.chosen), None)
+    if chosen is None or chosen.setting.key() != setting.key():
+        return None
+    return decision.to_json(pins())
+
+
 def default_pin_name(setting: Setting | None = None) -> str:
     """``splu γ=5 seed 1``: a short, unique name for a new pin."""
     setting = setting or current_setting()
@@ -331,12 +350,63 @@ def default_pin_name(setting: Setting | None = None) -> str:
     return name
 
 
+# ---------------------------------------------------------------- session files
+def session_now(table) -> Session:
+    """Everything chosen in this session as a :class:`core.session.Session` on ``table`` (the current one)."""
+    ss = st.session_state
+    kind = "upload" if ss.get(SOURCE) == "upload" else "sample"
+    name = (ss.get(UPLOAD) or {}).get("name", table.name) if kind == "upload" else (sample_spec() or table.name)
+    params = {m: dict(v) for m, v in (ss.get(PARAMS) or {}).items() if m in MECHANISMS}
+    return Session(TableRef(kind, name, table.content_hash, len(table)), ss.get(SA), tuple(ss.get(QI) or ()),
+                   current_setting(), params, pins(), tuple(ss.get(HISTORY) or ()), ss.get(DECISION))
+
+
+def apply_session(session: Session, upload: dict | None = None) -> None:
+    """Make an opened session current, all at once (call after every check passed, in a callback).
+
+    ``upload`` is ``{"name", "file_id", "table"}`` for an uploaded table (the
+    one embedded in the file, or the upload in use whose content hash
+    matched).  Every widget that holds a choice is dropped so the next run
+    draws it from the session.
+    """
+    ss = st.session_state
+    if session.table.kind == "sample":
+        name, _, size = session.table.name.partition(":")
+        ss[SOURCE] = "sample"
+        ss[SAMPLE] = name
+        if size:
+            ss[SIZE] = {**(ss.get(SIZE) or {}), name: int(size)}
+    else:
+        ss[SOURCE] = "upload"
+        ss[UPLOAD] = upload
+    ss[WANT_UPLOAD] = None
+    ss[SUGGESTED] = {"for": current_sample().name if current_sample() else None, "applied": {}}
+    ss[SA], ss[QI] = session.sensitive, tuple(session.qi)
+    ss[PARAMS] = {m: dict(v) for m, v in session.params.items()}
+    ss[PINS] = tuple(session.pins)
+    ss[HISTORY] = tuple(session.history)
+    ss[DECISION] = session.decision
+    apply_setting(session.current)
+    for key in list(ss):
+        if isinstance(key, str) and (key.startswith(("w_m_", "w_decision_", "w_size_"))
+                                     or key in {"w_source", "w_sample", "w_sa", "w_qi", "_w_cols_for",
+                                                "w_history_pick", "wb_decision_draft"}):
+            del ss[key]
+
+
 # ---------------------------------------------------------------- URL
 def url_params() -> dict[str, str]:
     """The current shared state as query parameters (strings)."""
     ss = st.session_state
     out: dict[str, str] = {}
     spec = sample_spec()
+    if spec is None and ss.get(SOURCE) == "upload":
+        # an upload is named by its content hash only: a reload or link asks for the same file again
+        up = ss.get(UPLOAD)
+        wanted = ss.get(WANT_UPLOAD)
+        chash = up["table"].content_hash if up else (wanted or {}).get("hash")
+        if chash:
+            spec = f"{UPLOAD_PREFIX}{chash}"
     if spec is not None:
         out["data"] = spec
         if ss.get(SA):
@@ -426,9 +496,13 @@ def restore(query: Mapping[str, Any]) -> list[str]:
                 notes.append(f"Ignored from the link: the size ':{size}' of '{name}', a table of fixed size "
                              "(only census:N and hospital:N take a size).")
             follow_sample()  # before the link's own parameters, which win
+        elif spec.startswith(UPLOAD_PREFIX) and _is_hash(spec[len(UPLOAD_PREFIX):]):
+            # nothing in a new session holds the uploaded table: Home asks for the same file again
+            ss[SOURCE] = "upload"
+            ss[WANT_UPLOAD] = {"hash": spec[len(UPLOAD_PREFIX):]}
         else:
-            notes.append(f"The link names the table '{spec}', which is not a bundled sample "
-                         "(uploaded tables cannot be shared in a link); load it on the Home page.")
+            notes.append(f"The link names the table '{spec}', which is not a bundled sample nor an upload's "
+                         "content hash (upload:<16 hex digits>); choose the table on the Home page.")
     link_columns: dict[str, Any] = {}
     if "sa" in q:
         if q["sa"]:
