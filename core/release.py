@@ -83,6 +83,9 @@ class Release:
     notes: tuple[str, ...]
     state: Mapping[str, Any]
     rows_out: int
+    #: the mechanism's own guarantee checked on this release (:class:`core.guarantee.Verdict`), set by
+    #: :func:`core.mechanisms.sanitize`; None for releases built by hand
+    verdict: Any = None
 
     @property
     def main_table(self) -> CodedTable | None:
@@ -149,6 +152,7 @@ class Release:
             },
             "published": dict(self.published),
             "privacy": dict(self.privacy),
+            "verdict": self.verdict.to_dict(suggestion=False) if self.verdict is not None else None,
             "notes": list(self.notes),
             "reproduce": self.reproduce_command(),
             "reproduce_where": ("in the workbench folder (the one holding app.py and core/), with requirements.txt "

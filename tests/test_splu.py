@@ -62,10 +62,10 @@ def publish_probability(sa, group, p, s):
 def test_registered_with_declared_parameters():
     assert MECH.title == "SPLU-Gen (small-sum privacy, large-sum utility)"
     names = [p.name for p in MECH.params]
-    assert names == ["gamma", "p", "tolerance", "estimator", "sa2", "partition"]
+    assert names == ["gamma", "p", "tolerance", "estimator", "sa2", "partition", "eps", "t_p", "alpha"]
     defaults = MECH.resolve({})
     assert defaults == {"gamma": 5, "p": None, "tolerance": 0.01, "estimator": "bayes", "sa2": None,
-                        "partition": "random"}
+                        "partition": "random", "eps": 0.3, "t_p": 0.6, "alpha": 3}
     for p in MECH.params:
         assert p.help and p.paper
     assert MECH.param("gamma").safer == "higher" and MECH.param("p").safer == "lower"
@@ -202,7 +202,7 @@ def test_release_contents(adult):
     assert priv["max_posterior"] == pytest.approx(0.2)
     assert priv["own_to_decoy_ratio"] == pytest.approx(1.0)
     sp = priv["small_sum_privacy"]
-    assert (sp["eps"], sp["alpha"]) == (0.3, 10)
+    assert (sp["eps"], sp["alpha"]) == (0.3, 3)  # the small-sum privacy specification (seed 000 §4.2)
     assert sp["T_p"] == min(sp["T_p_by_count"].values())
     man = release.manifest()
     json.dumps(man)

@@ -8,13 +8,16 @@ else dispatches on mechanism names.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import sys
 from typing import Any, Mapping
 
 import numpy as np
 
-from ..errors import ParameterError, clip
+from .. import guarantee as _g
+from ..errors import NotEligible, ParameterError, WorkbenchError, clip
+from ..params import format_value
 from ..registry import collect
 from ..release import Release
 from ..table import Dataset
@@ -72,7 +75,7 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
     params = {**values, **{k: v for k, v in derived.items()}}
     main = next(iter(out.tables.values()), None)
     rows_out = out.rows_out if out.rows_out is not None else (len(main) if main is not None else 0)
-    return Release(
+    release = Release(
         mechanism=mech.name,
         title=mech.title,
         params=params,
@@ -94,6 +97,129 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
         state=dict(out.state),
         rows_out=rows_out,
     )
+    if type(mech).guarantee is Mechanism.guarantee:  # a mechanism declaring no guarantee (tests' stand-ins)
+        return release
+    return dataclasses.replace(release, verdict=mech.guarantee(data, values, release))
+
+
+#: settings :func:`verdict` sanitizes at most while looking for the nearest one that meets the guarantee
+MAX_TRIES = 16
+
+
+def describe(mechanism: str, params: Mapping[str, Any]) -> str:
+    """Parameter changes as a steward reads them: ``γ = 7, p = auto``."""
+    mech = get(mechanism)
+    symbols = {p.name: p.symbol or p.name for p in mech.params}
+    return ", ".join(f"{symbols.get(k, k)} = {format_value(v)}" for k, v in params.items())
+
+
+def verdict(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, seed: int = 0,
+            suggest: bool = True, release: Release | None = None) -> "_g.Verdict":
+    """Whether ``mechanism`` at ``raw`` can run on ``data`` and whether its release meets its guarantee.
+
+    Parameters
+    ----------
+    data : Dataset
+    mechanism : str
+    raw : mapping, optional
+        Parameters as for :func:`sanitize` (a bad value raises ParameterError).
+    seed : int
+        The release's seed (the verdict is computed on that release).
+    suggest : bool
+        When the release does not meet its guarantee plainly, look for the
+        nearest setting that does (:func:`nearest`).
+    release : Release, optional
+        The release of exactly these parameters and seed, when the caller has it.
+
+    Returns
+    -------
+    core.guarantee.Verdict
+        ``cannot_run`` with the mechanism's reason and suggestion when the
+        table is not eligible; otherwise the release's verdict, with a
+        verified suggestion when one was found.
+    """
+    mech = get(mechanism)
+    values = mech.resolve(raw)
+    try:
+        mech.check(data, values)
+    except NotEligible as exc:
+        fix = dict(exc.suggestion) if exc.suggestion else None
+        sugg = None
+        if fix and suggest:
+            sugg = _what_would_work(data, mech, values, fix, seed)
+        elif fix:
+            sugg = {"params": fix, "text": describe(mech.name, fix), "verified": False}
+        return _g.cannot_run(mech.name, mech.promise(values), str(exc), sugg)
+    rel = release if release is not None else sanitize(data, mechanism, values, seed)
+    v = rel.verdict
+    if v is None:
+        raise NotImplementedError(f"{mech.name} declares no guarantee")
+    if suggest and not v.plain:
+        v = v.with_suggestion(nearest(data, mechanism, values, rel.seed, v))
+    return v
+
+
+def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
+            current: "_g.Verdict") -> dict[str, Any] | None:
+    """The first of the mechanism's candidate settings whose release meets its guarantee plainly.
+
+    Candidates come from :meth:`Mechanism.nearest`, nearest first; each is
+    resolved, checked and sanitized with the same ``seed`` and kept only if
+    its verdict is a plain meets, so a suggestion is never a guess.  At most
+    :data:`MAX_TRIES` settings are sanitized.  Returns
+    ``{"params": changes, "text": ..., "verified": True, "figures": ...}`` or None.
+    """
+    mech = get(mechanism)
+    seen: set = set()
+    tries = 0
+    for change in mech.nearest(data, values, current):
+        key = tuple(sorted((k, repr(v)) for k, v in change.items()))
+        if key in seen or all(values.get(k) == v for k, v in change.items()):
+            continue
+        seen.add(key)
+        if tries >= MAX_TRIES:
+            break
+        try:
+            new = mech.resolve({**values, **change})
+            mech.check(data, new)
+        except WorkbenchError:
+            continue
+        tries += 1
+        got = sanitize(data, mechanism, new, seed).verdict
+        if got.plain:
+            return {"params": dict(change), "text": describe(mechanism, change), "verified": True,
+                    "figures": dict(got.figures)}
+    return None
+
+
+def _what_would_work(data: Dataset, mech: Mechanism, values: Mapping[str, Any], fix: dict, seed: int) -> dict:
+    """The mechanism's eligibility fix, then the nearest setting from there that meets the guarantee.
+
+    ``verified`` is True when the returned setting's release was checked to
+    meet the guarantee plainly; otherwise the setting only makes the table
+    eligible (``runs`` says so) and its verdict's line is given.
+    """
+    out = {"params": fix, "text": describe(mech.name, fix), "verified": False}
+    try:
+        new = mech.resolve({**values, **fix})
+        mech.check(data, new)
+    except WorkbenchError:
+        return out
+    got = sanitize(data, mech.name, new, seed).verdict
+    if got is None:
+        return out
+    if got.plain:
+        return {**out, "verified": True, "figures": dict(got.figures)}
+    more = nearest(data, mech.name, new, seed, got)
+    if more:
+        both = {**fix, **more["params"]}
+        return {**more, "params": both, "text": describe(mech.name, both)}
+    return {**out, "runs": True, "then": got.line()}
+
+
+def judge(data: Dataset, release: Release, suggest: bool = True) -> "_g.Verdict":
+    """The verdict of an existing release (with the nearest setting that meets it, when asked)."""
+    return verdict(data, release.mechanism, release.source.get("raw_params"), release.seed, suggest, release)
 
 
 def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
@@ -110,4 +236,4 @@ def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
 
 
 __all__ = ["MECHANISMS", "Mechanism", "Eligibility", "get", "sanitize", "estimate", "fresh_seed",
-           "check_seed", "MAX_SEED"]
+           "check_seed", "MAX_SEED", "verdict", "nearest", "judge", "describe"]

@@ -27,6 +27,14 @@ paper's Theorem 6 understates them: module docstring of
 :mod:`core.ambiguity`), with Theorem 6's printed values beside them as
 ``max_presence_paper`` and ``max_association_paper``.
 
+Guarantee (``_Grouped.guarantee``): (alpha, beta)-privacy (Definition
+4.1) of every published group, recomputed from the published tables
+(:func:`group_stats`; for PriView the exact presence and association, not
+Theorem 6's, which are shown beside them).  Records left unplaced are not
+published: the verdict then meets on the records it publishes only, with
+the unplaced count and values beside it, and suggests the smallest beta
+(rounded up to 0.001) that places every record, verified.
+
 References
 ----------
 seed 004 (Hui Wang, JCST 2010), sections 3-8; MECHANISMS.md section 5.
@@ -39,7 +47,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
+import math
+
 from .. import ambiguity as amb
+from .. import guarantee as G
 from ..counting import QueryBatch, select
 from ..errors import NotEligible
 from ..params import Param
@@ -164,6 +175,54 @@ class _Grouped(Mechanism):
         published["placed"] = info["placed"]
         published["max_placeable"] = info["max_placeable"]
         return published, privacy, tuple(notes)
+
+    # ------------------------------------------------------------ guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        exact = (" (exact figures from the published tables, not Theorem 6's)" if self.kind == "priview" else "")
+        return (f"(α, β)-privacy with α = {values['alpha']:g}, β = {values['beta']:g}: for every published group, "
+                f"an adversary who knows a person's QI values believes the person is in the data with probability "
+                f"at most α and links them to any one sensitive value with probability at most β{exact} "
+                f"(seed 004 Definition 4.1).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """Presence and association of every published group; unplaced records beside them."""
+        stats = group_stats(release)
+        pres, assoc = np.asarray(stats["presence"], float), np.asarray(stats["association"], float)
+        size = np.asarray(stats["size"], float)
+        n_g = len(pres)
+        alpha, beta = float(values["alpha"]), float(values["beta"])
+        figures = {"groups": n_g, "max_presence": float(pres.max(initial=0.0)),
+                   "max_association": float(assoc.max(initial=0.0)), "records_published": int(release.rows_out)}
+        if self.kind == "priview":
+            figures["max_presence_theorem6"] = float(release.privacy.get("max_presence_paper", 0.0))
+            figures["max_association_theorem6"] = float(release.privacy.get("max_association_paper", 0.0))
+        fails = []
+        for name, arr, bound in (("presence", pres, alpha), ("association", assoc, beta)):
+            bad = arr > bound + 1e-12
+            if bad.any():
+                sym = "α" if name == "presence" else "β"
+                fails.append(G.failure(f"{name} ≤ {sym} = {bound:g}" + (" (exact)" if self.kind == "priview" else ""),
+                                       float(arr.max()), bound, int(bad.sum()), n_g,
+                                       f"groups ({int(size[bad].sum()):,} records)"))
+        unplaced = int(release.privacy.get("unplaced", 0))
+        unpublished = None
+        if unplaced:
+            unpublished = {"records": unplaced, "of": data.n,
+                           "by_value": dict(release.published.get("unplaced_by_value", {}))}
+        return G.judge(self.name, self.promise(values), figures, fails, unpublished=unpublished)
+
+    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
+        """The smallest β (rounded up to 0.001) that places every record, when records are left out."""
+        if not verdict.unpublished:
+            return
+        min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
+        need = amb.placeable(data.sa_counts, values["beta"], min_size)["beta_to_place_all"]
+        if need is None:
+            return
+        b = math.ceil(need * 1000 - 1e-9) / 1000
+        for extra in (0.0, 0.001, 0.005):
+            if b + extra <= BETA.high:
+                yield {"beta": round(b + extra, 6)}
 
     def _relabel(self, grouping: amb.Grouping, rng) -> np.ndarray:
         """Group ids in random order, so a GID reveals nothing about the construction order."""

@@ -7,6 +7,12 @@ and ST(GID, SA, Count).  Estimate of a query (QI condition C, SA = x):
 ``sum_g c(g, C) c(g, x) / |g|``, counted from the weighted cells of
 :meth:`core.counting.Records.from_groups` (QIT index by group times the ST).
 
+Guarantee (:meth:`Anatomy.guarantee`): l-diversity as Anatomy defines it
+(Xiao & Tao, Definition 2): in every group of the published ST, no
+sensitive value accounts for more than 1/l of the group's records, so an
+adversary who links a person to their group guesses the value with
+probability at most 1/l.  Checked on the published ST (counts per group).
+
 References
 ----------
 Xiao & Tao, Anatomy (VLDB 2006); seed 002 appendix 10.10; seed 000 §6.2.3.2.
@@ -18,6 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .. import guarantee as G
 from ..counting import QueryBatch, Records, select
 from ..params import Param
 from ..partition import check_distinct_groups, distinct_value_groups
@@ -69,6 +76,30 @@ class Anatomy(Mechanism):
             privacy={"l_diversity": int(sizes.min()), "max_posterior": float(1 / sizes.min())},
             rows_out=data.n,
         )
+
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return (f"ℓ-diversity with ℓ = {values['l']}: in every published group no sensitive value accounts for more "
+                f"than 1/ℓ = {1 / values['l']:.3g} of the group's records, so a person linked to their group is "
+                f"guessed right with probability at most 1/ℓ (Xiao & Tao 2006).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """The largest share of one value in each group, from the published ST."""
+        st = release.tables["st"]
+        gid = np.asarray(st.columns["gid"], dtype=np.int64)
+        cnt = np.asarray(st.columns["count"], dtype=float)
+        n_groups = int(gid.max(initial=-1)) + 1
+        size = np.bincount(gid, weights=cnt, minlength=n_groups)
+        top = np.zeros(n_groups)
+        np.maximum.at(top, gid, cnt)
+        share = np.divide(top, size, out=np.zeros(n_groups), where=size > 0)
+        limit = 1.0 / int(values["l"])
+        bad = share > limit + 1e-12
+        figures = {"groups": n_groups, "largest_share": float(share.max(initial=0.0)), "limit": limit,
+                   "smallest_group": int(size.min()) if n_groups else 0}
+        fail = (G.failure(f"largest share of one value ≤ 1/ℓ = {limit:.3g}", float(share.max()), limit,
+                          int(bad.sum()), n_groups, f"groups ({int(size[bad].sum()):,} records)")
+                if bad.any() else None)
+        return G.judge(self.name, self.promise(values), figures, [fail])
 
     def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
         """The estimator for a whole workload: every attribute subset's index first, larger subsets first."""

@@ -11,22 +11,34 @@ implements three things:
 * ``estimate(release, batch, rng) -> ndarray``: estimated answers of a
   :class:`core.counting.QueryBatch` from the release.
 
+and declares its own guarantee, checked on the release it produced:
+
+* ``promise(values) -> str``: the guarantee in one sentence;
+* ``guarantee(data, values, release) -> Verdict``: whether this release
+  meets it (:mod:`core.guarantee`), with the figures that show it or the
+  parts that fail;
+* ``nearest(data, values, verdict)``: candidate settings, nearest first,
+  that may meet it; :func:`core.mechanisms.verdict` sanitizes with each
+  until one meets plainly, so a suggestion is always verified.
+
 Optional hooks: ``check_params`` (rules across parameters, e.g.
 rho1 < rho2), ``derived`` (values computed from the parameters and the
 table, shown live and recorded in the manifest, e.g. p = 1/gamma).
-:func:`core.mechanisms.sanitize` runs the protocol and adds provenance.
+:func:`core.mechanisms.sanitize` runs the protocol, adds provenance and
+the release's verdict.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from .. import params as _params
 from ..counting import QueryBatch, Records, select
 from ..errors import NotEligible
+from ..guarantee import Verdict
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
 
@@ -97,6 +109,19 @@ class Mechanism:
     def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:
         """Estimates for several batches; override when one joint pass is cheaper."""
         return [np.asarray(self.estimate(release, b, rng), dtype=float) for b in batches]
+
+    # ---------------------------------------------------------- guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        """The mechanism's own guarantee at ``values``, in one sentence."""
+        raise NotImplementedError
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> Verdict:
+        """Whether ``release`` meets :meth:`promise`, computed on the release (:mod:`core.guarantee`)."""
+        raise NotImplementedError
+
+    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: Verdict) -> Iterable[dict[str, Any]]:
+        """Parameter changes to try, nearest first, when ``verdict`` is not a plain meets."""
+        return ()
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"

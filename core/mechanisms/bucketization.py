@@ -38,6 +38,17 @@ Choices where the paper is silent: see :mod:`core.bucketing`; besides,
 refused (fakes must be distinct and absent), and the fakes of a bucket are
 drawn uniformly among its absent values.
 
+Guarantee (:meth:`Bucketization.guarantee`): F'-privacy (Definition 2):
+in every bucket each value's share stays at most its f'_i, checked on the
+published QIT (bucket sizes) and ST (counts).  The fake values of
+``sigma > 0`` cannot be told from real ones in the release: their entries
+(count 1, value absent from the bucket) are then left to the sanitizer's own
+check on the true counts (``privacy.every_bucket_meets_fprime``).  A value
+with f'_i = 1 is not protected by a limit of 1: the guarantee is vacuous for
+it, and the verdict says so with the records published in buckets whose ST
+lists only their own value; the nearest setting that is not vacuous is the
+largest theta (in the slider's steps of 0.5) that keeps every f'_i below 1.
+
 References
 ----------
 seed 003 §3-7, Algorithms 1-2, Lemma 1, Remark 1, §6 (corruption attack);
@@ -53,6 +64,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import bucketing as bk
+from .. import guarantee as G
 from ..counting import QueryBatch, Records, select
 from ..errors import NotEligible
 from ..params import Param
@@ -222,6 +234,63 @@ class Bucketization(Mechanism):
         # the search's wall-clock time is shown on the page but kept out of the manifest: same seed, same bytes
         return Published(tables={"qit": qit, "st": st}, published=published, privacy=privacy,
                          notes=tuple(notes), rows_out=n, state={"search_seconds": pl.seconds})
+
+    # ------------------------------------------------------------ guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        extra = f", overrides {values['overrides']}" if values.get("overrides") else ""
+        return (f"F′-privacy with f′ = min(1, θf + b), θ = {values['theta']:g}, b = {values['b']:g}{extra}: in every "
+                f"bucket each sensitive value makes up at most its own f′ of the bucket's records (seed 003 "
+                f"Definition 2).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """Each value's share of each bucket against its f′, from the published QIT and ST."""
+        fp = self.thresholds(data, values)
+        qit, st = release.tables["qit"], release.tables["st"]
+        bid = np.asarray(st.columns["bid"], dtype=np.int64)
+        x = np.asarray(st.columns[data.sa], dtype=np.int64)
+        cnt = np.asarray(st.columns["count"], dtype=float)
+        n_b = int(max(bid.max(initial=-1), np.max(qit.columns["bid"], initial=-1))) + 1
+        size = np.bincount(np.asarray(qit.columns["bid"], dtype=np.int64), minlength=n_b).astype(float)
+        share = cnt / np.maximum(size[bid], 1)
+        checked = np.ones(len(cnt), dtype=bool) if not int(values["sigma"]) else cnt > 1
+        over = checked & (share > fp[x] + bk.EPS)
+        bad_b = np.unique(bid[over])
+        if not release.privacy.get("every_bucket_meets_fprime", True) and not len(bad_b):
+            bad_b = np.array([-1])  # the sanitizer's check on true counts failed where the ST cannot show it
+        ratio = float((share[checked] / fp[x[checked]]).max(initial=0.0))
+        figures = {"buckets": n_b, "worst_share_over_fprime": ratio, "largest_posterior": float(share.max(initial=0)),
+                   "records_revealed": int(release.privacy.get("records_revealed", 0)),
+                   "l_equivalent": int(release.privacy.get("l_equivalent", 0))}
+        fail = None
+        if len(bad_b):
+            fail = G.failure("each value's share ≤ its f′", ratio, 1.0, len(bad_b), n_b,
+                             "buckets (share ÷ f′ shown)")
+        vacuous = None
+        unprotected = [str(v) for v in release.privacy.get("unprotected_values", [])]
+        if unprotected:
+            revealed = figures["records_revealed"]
+            shown = ", ".join(f"'{v}'" for v in unprotected[:4]) + (" …" if len(unprotected) > 4 else "")
+            vacuous = (f"f′ = 1 for {len(unprotected)} value(s) ({shown}): a limit of 1 protects nothing, so the "
+                       f"guarantee is vacuous for them"
+                       + (f"; {revealed:,} of {data.n:,} records ({revealed / data.n:.1%}) are published in buckets "
+                          f"whose ST lists only their own value" if revealed else ""))
+        return G.judge(self.name, self.promise(values), figures, [fail], vacuous=vacuous)
+
+    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
+        """The largest θ (steps of 0.5) keeping every f′ below 1, then smaller ones."""
+        present = data.sa_counts > 0
+        top = float((data.sa_counts[present] / data.n).max())
+        b = float(values["b"])
+        if b >= 1 or top <= 0:
+            return
+        theta = math.floor(((1 - b) / top) / 0.5) * 0.5
+        while theta * top + b >= 1 - bk.EPS:
+            theta -= 0.5
+        start = min(theta, float(values["theta"]) - 0.5) if not verdict.vacuous else theta
+        t = start
+        while t >= THETA.low:
+            yield {"theta": t}
+            t -= 0.5
 
     # ------------------------------------------------------------ estimate
     def estimate_many(self, release: Release, batches, rng: np.random.Generator) -> list[np.ndarray]:

@@ -5,6 +5,17 @@ table's SA distribution.  The marginal distribution survives; the link
 between QI and SA does not.  The estimate of a count is the published count
 (seed 000: "the maximum likelihood estimations ... are the corresponding
 counts in the published data").
+
+Guarantee (:meth:`DBR.guarantee`; the paper states none, this is what DBR
+gives): independence.  Every published value is drawn from the published
+distribution independently of the record, so the release tells nothing
+about which record holds which value beyond that distribution: an
+adversary's belief about any record's value is the value's share of the
+table (at most the largest share).  Checked on the release: the share of
+records whose published value equals their true value must be what
+independence gives (``sum_x f_x^2``), within 4 binomial standard errors.
+What it does not hide: the published distribution gives every value's
+count exactly (share times N), small counts included.
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .. import guarantee as G
 from ..counting import QueryBatch
 from ..release import Published, Release
 from ..table import Dataset
@@ -40,6 +52,31 @@ class DBR(Mechanism):
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return observed(release, batch)[0]
+
+    #: standard errors beyond which the share of unchanged values contradicts independence
+    Z_LIMIT = 4.0
+
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return ("Independence: every published value is drawn from the table's distribution regardless of the "
+                "record, so an adversary's belief about any record's value is that value's share of the table "
+                "(seed 000 §6.2.3.3).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """Unchanged values at the rate independence gives (module docstring)."""
+        shares = np.array(list(release.published["distribution"].values()), dtype=float)
+        expected = float(np.sum(shares ** 2))
+        got = float(release.privacy["share_unchanged"])
+        se = float(np.sqrt(expected * (1 - expected) / max(data.n, 1)))
+        z = (got - expected) / se if se > 0 else 0.0
+        figures = {"largest_posterior": float(shares.max(initial=0.0)), "share_unchanged": got,
+                   "share_unchanged_if_independent": expected, "z": z}
+        fail = None
+        if z > self.Z_LIMIT:
+            fail = G.failure(f"values unchanged at the independent rate {expected:.4g} (± {self.Z_LIMIT:g} "
+                             f"standard errors)", got, expected + self.Z_LIMIT * se, data.n, data.n, "records")
+        return G.judge(self.name, self.promise(values), figures, [fail],
+                       notes=("The published distribution gives every value's count exactly (share × N), "
+                              "small counts included.",))
 
 
 MECHANISMS = [DBR()]

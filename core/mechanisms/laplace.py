@@ -6,6 +6,13 @@ seed 003 Part 1).  Each answer is epsilon-DP on its own; k answers about the
 same people compose to k * epsilon (we report per-answer epsilon, as the
 papers do).  ``sanitize`` publishes the noisy histogram of the SA (itself
 epsilon-DP, sensitivity 1); queries are answered with fresh noise.
+
+Guarantee (:meth:`Laplace.guarantee`): epsilon-differential privacy per
+answer, checked on the release: the published noise scale must be at least
+``Delta f / epsilon``.  Not guaranteed, and said beside the verdict: k
+answers about the same records compose to k epsilon, and small counts come
+out with small absolute error (seed 000 §6.2.3.1: DP may violate small-sum
+privacy).
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .. import guarantee as G
 from ..counting import QueryBatch, select
 from ..params import Param
 from ..release import CodedTable, Published, Release
@@ -57,6 +65,23 @@ class Laplace(Mechanism):
             state={"records": data_records(data), "epsilon": eps},
             rows_out=data.m,
         )
+
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return (f"ε-differential privacy per answer with ε = {values['epsilon']:.4g}: each count gets Laplace noise "
+                f"of scale Δf/ε = {1 / values['epsilon']:.4g} (Δf = 1), so adding or removing one person changes "
+                f"the chance of any answer by at most a factor e^ε (Dwork et al.).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """The published noise scale against Δf/ε."""
+        pub = release.published
+        eps, scale, sens = float(values["epsilon"]), float(pub["noise_scale"]), float(pub["sensitivity"])
+        effective = sens / scale if scale > 0 else float("inf")
+        figures = {"epsilon": eps, "noise_scale": scale, "sensitivity": sens, "epsilon_effective": effective}
+        fail = (G.failure(f"noise scale ≥ Δf/ε = {sens / eps:.4g}", effective, eps, 1, 1, "answers' noise scale")
+                if effective > eps * (1 + 1e-9) else None)
+        return G.judge(self.name, self.promise(values), figures, [fail],
+                       notes=(f"Per answer: k answers about the same records compose to k·ε (k = 10 gives "
+                              f"{10 * eps:.3g}).",))
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         true = select(release.state["records"].counts(batch), batch.sa)

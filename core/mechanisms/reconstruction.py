@@ -71,6 +71,17 @@ Where this module departs from the paper, and why
   those groups have a dominant value (``|g| > s_g`` means
   ``f > f*(|g|)``).
 
+Guarantee (:meth:`Reconstruction.guarantee`)
+--------------------------------------------
+(lambda, delta)-reconstruction privacy of every micro group (Corollary
+4.10), evaluated on the records actually randomised
+(``privacy.violating_groups_after``): met when no group fails.  When no
+micro group is open to reconstruction under plain UP at this p, Algorithm 1
+resamples nothing and the release is UP under another name: the verdict
+says the guarantee is vacuous there (it adds nothing to UP) and names the
+smallest p at which RP would start resampling.  RP's (rho1, rho2) values
+only derive p when p is empty; they are not part of its own guarantee.
+
 References
 ----------
 seed 001 (Wang et al., "Randomization resilient to sensitive
@@ -91,6 +102,7 @@ from scipy import optimize
 
 from ..bounds.chernoff import chernoff_lower, chernoff_upper, simplified_lower, simplified_upper
 from ..counting import QueryBatch
+from .. import guarantee as G
 from ..errors import NotEligible
 from ..params import Param
 from ..release import Published, Release
@@ -731,6 +743,48 @@ class Reconstruction(Mechanism):
             notes=tuple(notes),
             state={"p": p, "m": m},
         )
+
+    # ---------------------------------------------------------- guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return (f"(λ, δ)-reconstruction privacy with λ = {values['lambda']:g}, δ = {values['delta']:g} "
+                f"({values['bound']} Chernoff bounds): in every micro group (records sharing all QI values), an "
+                f"attacker's reconstruction of any value's frequency errs by more than λ with probability at least "
+                f"δ in each direction (seed 001 Corollary 4.10), on the records actually randomised.")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """The (λ, δ) test on the realised samples (``privacy.violating_groups_after``); vacuous without resampling."""
+        pr = release.privacy
+        groups, after = int(pr["micro_groups"]), int(pr["violating_groups_after"])
+        figures = {"micro_groups": groups, "open_under_up": int(pr["violating_groups_before"]),
+                   "resampled_groups": int(pr["resampled_groups"]),
+                   "share_records_resampled": float(pr["share_records_resampled"]),
+                   "violating_groups_after": after, "p": float(release.published["p"])}
+        fail = (G.failure("the (λ, δ) test", after, 0, after, groups, "micro groups") if after else None)
+        vacuous = None
+        if not pr["resampled_groups"]:
+            start = self.first_open_p(data, values)
+            vacuous = (f"no micro group is open to reconstruction under plain UP at p = {figures['p']:.4g} (all "
+                       f"{groups:,} pass the test), so Algorithm 1 resamples nothing and the release is uniform "
+                       f"perturbation under another name"
+                       + (f"; RP would start resampling from p ≈ {start:.3g}" if start is not None else
+                          "; RP resamples nothing at any p for these QIs, λ and δ"))
+        return G.judge(self.name, self.promise(values), figures, [fail], vacuous=vacuous)
+
+    def first_open_p(self, data: Dataset, values: Mapping[str, Any]) -> float | None:
+        """The smallest retention p at which some micro group fails the test under plain UP (bisection), or None."""
+        groups = micro_groups(data)
+        lam, delta, fam = values["lambda"], values["delta"], values["bound"]
+
+        def any_open(p: float) -> bool:
+            return bool(np.any(groups.size > threshold(groups.top_frequency, p, data.m, lam, delta, fam) * (1 + TOL)))
+
+        if not any_open(1.0):
+            return None
+        lo, hi = 1e-6, 1.0
+        for _ in range(40):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if any_open(mid) else (mid, hi)
+        return hi
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         # the UP estimator on the published table (seed 001 §3.1, Lemma 1; Theorem 5.18)

@@ -51,6 +51,15 @@ Choices where the paper is silent
   (``T1``..``Tk``, in merge order) says which sub-table each row belongs
   to.  One table with that column carries the same information as k files.
 
+Guarantee (:meth:`SDR.guarantee`): restricted (rho1, rho2)-privacy in every
+sub-table (seed 002 §4.1, Corollary 1): every protected value (share at most
+rho1 of T) is believed with probability at most rho2 after seeing a record's
+published value inside its sub-table.  Checked on the release: the
+amplification of each published (p_i, m_i) applied to each value's share of
+its sub-table (PP's counts, which the release deals exactly).  Values more
+frequent than rho1 are outside the definition; the verdict lists them with
+their largest posterior (``outside``).
+
 With rho1 < rho2 the whole table is always an admissible partition (its
 rho1_i is the largest share of a protected value, at most rho1), so PP
 never fails while some value is protected; the refusal for a partition
@@ -76,6 +85,7 @@ import numpy as np
 from ..bounds.retention import gamma_from_rho, retention_from_gamma
 from ..bounds.sdr import error_bound
 from ..counting import QueryBatch, Records, select
+from .. import guarantee as G
 from ..errors import NotEligible, ParameterError
 from ..params import Param
 from ..release import CodedTable, Published, Release
@@ -680,6 +690,45 @@ class SDR(Mechanism):
             notes=tuple(notes),
             state={"column": column, "p": pl.p.copy(), "m": pl.m.copy(), "member": member},
         )
+
+    # ------------------------------------------------------------ guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return (f"Restricted (ρ₁, ρ₂)-privacy with ρ₁ = {values['rho1']:.4g}, ρ₂ = {values['rho2']:.4g} in every "
+                f"sub-table: a value held by at most a share ρ₁ of the table is believed with probability at most "
+                f"ρ₂ after seeing a record's published value in its sub-table (seed 002 §4.1, Corollary 1).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """Posterior of every protected value in every published sub-table (module docstring)."""
+        pl = self.plan(data, values)
+        subs = release.published["subtables"]
+        p = np.array([t["p"] for t in subs], dtype=float)
+        m = np.array([t["m"] for t in subs], dtype=float)
+        q = (1 - p) / m
+        gamma = np.where(q > 0, (p + q) / np.where(q > 0, q, 1), np.inf)
+        counts = pl.counts.astype(float)
+        share = counts / counts.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", over="ignore"):
+            post = np.where(np.isinf(gamma)[:, None], 1.0, share * gamma[:, None] / (share * gamma[:, None] + 1 - share))
+        prot = (counts > 0) & pl.protected[None, :]
+        worst = np.where(prot, post, 0.0).max(axis=1)
+        rho2 = float(values["rho2"])
+        bad = worst > rho2 + 1e-9
+        figures = {"subtables": int(len(subs)), "largest_posterior_protected": float(worst.max(initial=0.0)),
+                   "rho2": rho2, "largest_rho1_i": float(pl.rho1_i.max()), "retention": float(pl.retention)}
+        fail = None
+        if bad.any():
+            fail = G.failure(f"posterior ≤ ρ₂ = {rho2:.4g} for protected values", float(worst.max()), rho2,
+                             int(bad.sum()), len(subs), f"sub-tables ({int(pl.size[bad].sum()):,} records)")
+        unprotected = ~pl.protected & (data.sa_counts > 0)
+        outside = None
+        if unprotected.any():
+            top = float(np.where((counts > 0) & unprotected[None, :], post, 0.0).max())
+            recs = int(data.sa_counts[unprotected].sum())
+            outside = {"values": [str(v) for v in data.sa_labels[unprotected]], "records": recs, "of": data.n,
+                       "largest_posterior": top,
+                       "why": (f"{int(unprotected.sum())} value(s) with {recs:,} records are more frequent than ρ₁ "
+                               f"and outside (ρ₁, ρ₂)-privacy (posterior up to {top:.3g})")}
+        return G.judge(self.name, self.promise(values), figures, [fail], outside=outside)
 
     # ------------------------------------------------------------ estimation
     def _records(self, release: Release) -> tuple[Records, Records]:

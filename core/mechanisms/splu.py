@@ -51,6 +51,19 @@ the slowly converging iteration early, between the direct count and the
 fixed point (:func:`closed_form`): on a table where the assumption holds
 the fixed point is unbiased and the 1% rule is not (tests measure both).
 
+Guarantee (:meth:`SPLU.guarantee`)
+---------------------------------
+(eps, T_p, alpha) small-sum privacy (Definition 2, Theorem 4): every count
+of at most alpha records is published with a relative error of at least eps
+with probability at least T_p.  The paper leaves (eps, T_p, alpha) to the
+user ("specifications to be given by the users", §2); they are parameters
+here, defaulting to the only specification the paper states in full,
+(0.3, 0.6, 3) (§4.2, met at gamma = 10: T_p = 0.6126).  At the paper's
+recommended gamma = 5, T_p = 0.590 at f = 1: the default setting does not
+meet it, and gamma = 7 does.  Checked on the release: T_p(f) for each group
+size the release published (a count whose records all sit in groups of
+gamma + 1 has its own tail) and every f in 1..alpha.
+
 References
 ----------
 seed 000 (Fu et al., "Small sum privacy and large sum utility"), §3.1
@@ -67,6 +80,7 @@ import numpy as np
 from scipy import stats
 
 from ..counting import QueryBatch, Records
+from .. import guarantee as G
 from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import Param
 from ..partition import check_distinct_groups, distinct_value_groups, largest_feasible
@@ -79,11 +93,11 @@ from .base import Mechanism, observed, published_records, qi_table, shuffled
 #: moving after this many steps keep their last iterate.
 MAX_ITERATIONS = 2000
 
-#: Relative error and "small" counts for the small-sum privacy check in the
-#: manifest: seed 000 Example 2 uses eps = 0.3; the seed-000 workload calls
-#: counts 1..10 small (§6.1).
+#: Defaults of the small-sum privacy specification (eps, T_p, alpha): the one
+#: the paper states in full (§4.2: (0.3, 0.6, 3)-privacy at gamma = 10).
 PRIVACY_EPS = 0.3
-PRIVACY_ALPHA = 10
+PRIVACY_TP = 0.6
+PRIVACY_ALPHA = 3
 
 #: Joint (SA1, SA2) counts are built for at most this many cells at a time.
 _JOINT_CELLS = 4_000_000
@@ -398,7 +412,7 @@ def closed_form(y: np.ndarray, p: float) -> np.ndarray:
 
 
 # ---------------------------------------------------------- privacy numbers
-def published_count_pmf(f: int, gamma: int, p: float) -> np.ndarray:
+def published_count_pmf(f: int, gamma: int, p: float, size: int | None = None) -> np.ndarray:
     """Distribution of the published count of a value held by ``f`` records.
 
     With groups of gamma, the f groups containing s contribute
@@ -407,19 +421,23 @@ def published_count_pmf(f: int, gamma: int, p: float) -> np.ndarray:
     ``Binomial(gamma f, 1/gamma)`` (seed 000 §4).  Groups of gamma + 1
     (at most gamma - 1 of them) are ignored.
 
+    ``size`` (default gamma): the groups' size, for a count whose records all
+    sit in groups of ``size`` (e.g. gamma + 1), with ``q = (1-p)/(size-1)``.
+
     Returns
     -------
     ndarray
-        ``pmf[x]`` for ``x = 0 .. gamma f``.
+        ``pmf[x]`` for ``x = 0 .. size f``.
     """
-    q = (1 - p) / (gamma - 1)
+    size = gamma if size is None else int(size)
+    q = (1 - p) / (size - 1)
     own = stats.binom.pmf(np.arange(f + 1), f, p)
-    k = f * (gamma - 1)
+    k = f * (size - 1)
     decoy = stats.binom.pmf(np.arange(k + 1), k, q)
     return np.convolve(own, decoy)
 
 
-def privacy_tail(f, gamma: int, p: float, eps: float) -> np.ndarray:
+def privacy_tail(f, gamma: int, p: float, eps: float, size: int | None = None) -> np.ndarray:
     """``T_p(f)``: probability that a count f is published with relative error beyond eps.
 
     For ``p = 1/gamma`` this is :func:`core.bounds.splu.privacy_tail`
@@ -434,7 +452,7 @@ def privacy_tail(f, gamma: int, p: float, eps: float) -> np.ndarray:
     seed 000 Lemma 2, Theorem 4; MECHANISMS.md section 1.
     """
     f = np.atleast_1d(np.asarray(f, dtype=np.int64))
-    if np.isclose(p, 1.0 / gamma):
+    if np.isclose(p, 1.0 / gamma) and size in (None, gamma):
         try:
             from ..bounds.splu import privacy_tail as exact
 
@@ -445,7 +463,7 @@ def privacy_tail(f, gamma: int, p: float, eps: float) -> np.ndarray:
     hi = np.floor((1.0 + eps) * f + 1e-9).astype(np.int64)
     out = np.empty(len(f))
     for i, fi in enumerate(f):  # alpha values at most: not a per-record loop
-        pmf = published_count_pmf(int(fi), gamma, p)
+        pmf = published_count_pmf(int(fi), gamma, p, size)
         close = pmf[max(lo[i], 0): hi[i] + 1].sum()
         out[i] = max(0.0, 1.0 - close)
     return out
@@ -494,6 +512,17 @@ class SPLU(Mechanism):
               "pairings; the deterministic construction).",
               "random", kind="choice", choices=("random", "sorted"),
               paper="seed 000 §3.1 Step 2 leaves it open (Anatomy's loop); see the module docstring"),
+        Param("eps", "ε", "Small-sum privacy: how far off (as a share of the true count) a small count must be "
+              "published to count as hidden.",
+              PRIVACY_EPS, low=0, high=1, closed="neither", step=0.01, safer="higher",
+              paper="seed 000 Example 2, §4.2: ε = 0.3"),
+        Param("t_p", "T_p", "Small-sum privacy: the smallest acceptable chance that a small count is published "
+              "that far off.",
+              PRIVACY_TP, low=0, high=1, closed="neither", step=0.01, safer="higher",
+              paper="seed 000 §4.2: T_p = 0.6 ((0.3, 0.6, 3)-privacy at γ = 10)"),
+        Param("alpha", "α", "Small-sum privacy: counts of at most α records are small and must stay hidden.",
+              PRIVACY_ALPHA, kind="int", low=1, high=100, step=1, safer="higher",
+              paper="seed 000 §4.2: α = 3"),
     )
     main_param = "gamma"
     sweep = (2, 3, 4, 5, 7, 10)
@@ -574,7 +603,7 @@ class SPLU(Mechanism):
           the SA can do better; there is no differential-privacy-style
           bound, since a value outside a record's group is never published.
         * ``small_sum_privacy``: ``T_p(f)`` for every small count
-          ``f = 1..10`` at ``eps = 0.3`` and its minimum (Lemma 2,
+          ``f = 1..alpha`` at ``eps`` (the parameters) and its minimum (Lemma 2,
           Theorem 4); by Lemma 3 it carries over to ``P AND s``.  These
           are data-independent on purpose: the table's actual smallest
           counts are exactly what SPLU protects, so the manifest, which
@@ -613,19 +642,57 @@ class SPLU(Mechanism):
             notes.append(f"'{col.name}' is a second sensitive attribute, randomised independently with its own "
                          f"decoy groups of γ = {gamma} (seed 000 §5.2).")
             state["sa2"] = col.name
-        f = np.arange(1, PRIVACY_ALPHA + 1)
-        tail = privacy_tail(f, gamma, p, PRIVACY_EPS)
+        eps, alpha = float(values.get("eps", PRIVACY_EPS)), int(values.get("alpha", PRIVACY_ALPHA))
+        f = np.arange(1, alpha + 1)
+        tail = privacy_tail(f, gamma, p, eps)
         binding = int(np.argmin(tail))
         privacy = {
             "max_posterior": p,
             "own_to_decoy_ratio": p / ((1 - p) / (gamma - 1)),
-            "small_sum_privacy": {"eps": PRIVACY_EPS, "alpha": PRIVACY_ALPHA, "T_p": float(tail[binding]),
+            "small_sum_privacy": {"eps": eps, "alpha": alpha, "T_p": float(tail[binding]),
                                   "binding_count": int(f[binding]),
                                   "T_p_by_count": {str(int(k)): float(t) for k, t in zip(f, tail)}},
             "partition_published": False,
         }
         return Published(tables={"release": table}, published=published, privacy=privacy,
                          notes=tuple(notes), state=state)
+
+    # ---------------------------------------------------------- guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return (f"(ε, T_p, α) small-sum privacy with ε = {values['eps']:g}, T_p = {values['t_p']:g}, "
+                f"α = {values['alpha']}: every count of at most α records is published off by at least ε of "
+                f"itself with probability at least T_p (seed 000 Definition 2, Theorem 4).")
+
+    def small_sum(self, release: Release, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """``(f, T_p(f))`` for f = 1..alpha, the smallest over the group sizes the release published."""
+        gamma, p = int(release.published["gamma"]), float(release.published["p"])
+        f = np.arange(1, int(values["alpha"]) + 1)
+        sizes = sorted(int(k) for k in release.published.get("group_sizes", {str(gamma): 1}))
+        tails = [privacy_tail(f, gamma, p, float(values["eps"]), k) for k in sizes]
+        return f, np.min(tails, axis=0)
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """T_p(f) for f = 1..alpha on the release's gamma, p and group sizes against the required T_p."""
+        f, tail = self.small_sum(release, values)
+        i = int(np.argmin(tail))
+        need = float(values["t_p"])
+        short = tail < need - 1e-12
+        figures = {"T_p": float(tail[i]), "binding_count": int(f[i]), "T_p_required": need,
+                   "gamma": int(release.published["gamma"]), "p": float(release.published["p"])}
+        fail = None
+        if short.any():
+            fail = G.failure(f"T_p ≥ {need:g} (chance a count f ≤ α = {values['alpha']} is published off by ≥ "
+                             f"ε = {values['eps']:g})", float(tail[i]), need, int(short.sum()), len(f),
+                             "small counts f = 1..α", upper=False)
+        return G.judge(self.name, self.promise(values), figures, [fail])
+
+    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
+        """p = 1/γ first (when p was raised), then larger γ up to the largest feasible (T_p grows with γ)."""
+        if values.get("p") is not None:
+            yield {"p": None}
+        best = largest_feasible(data.sa_counts)
+        for gamma in range(int(values["gamma"]) + 1, min(best, 50) + 1):
+            yield {"gamma": gamma, "p": None} if values.get("p") is not None else {"gamma": gamma}
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         """Estimated count of ``P AND SA in S`` for every query of ``batch``.

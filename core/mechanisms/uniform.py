@@ -5,6 +5,15 @@ replaced by one drawn uniformly from the whole SA domain (possibly the same
 value).  QI values are never changed.  This is k-ary randomized response
 with epsilon_LDP = ln(gamma).
 
+Guarantee (:meth:`Uniform.guarantee`): (rho1, rho2)-privacy (seed 002
+eq. 6, after Evfimievski et al.): a value whose share of the table is at
+most rho1 is believed with probability at most rho2 after seeing a record's
+published value.  Checked on the release: the amplification
+``gamma = (p + q)/q`` of the retention p and domain m it published must be at
+most ``rho2 (1 - rho1) / (rho1 (1 - rho2))``.  Values more frequent than
+rho1 are outside the definition; the verdict lists them with their largest
+posterior (``outside``), as it does for SDR.
+
 References
 ----------
 seed 002 (Chaytor & Wang), eqs. (4), (6), (7); seed 001 Lemma 1;
@@ -19,6 +28,7 @@ import numpy as np
 
 from ..bounds.retention import gamma_from_rho, retention_from_gamma
 from ..counting import QueryBatch
+from .. import guarantee as G
 from ..errors import ParameterError
 from ..params import Param
 from ..release import Published, Release
@@ -44,6 +54,38 @@ def up_parameters(p: float, m: int) -> dict[str, float]:
     q = (1 - p) / m
     return {"p": p, "m": m, "gamma": (p + q) / q if q > 0 else float("inf"),
             "diagonal": p + q, "off_diagonal": q}
+
+
+def posterior(share, gamma: float):
+    """Largest posterior of a value with prior ``share`` under amplification ``gamma``: ``f g / (f g + 1 - f)``."""
+    share = np.asarray(share, dtype=float)
+    if not np.isfinite(gamma):
+        return np.where(share > 0, 1.0, 0.0)
+    return share * gamma / (share * gamma + 1 - share)
+
+
+def rho_verdict(name: str, promise: str, data: Dataset, p: float, m: int, rho1: float, rho2: float,
+                **extra) -> G.Verdict:
+    """(rho1, rho2)-privacy of uniform perturbation with retention ``p`` over ``m`` values (UP and RP's UP part)."""
+    got = up_parameters(p, m)["gamma"]
+    allowed = gamma_from_rho(rho1, rho2)
+    reached = float(posterior(rho1, got))
+    figures = {"p": float(p), "gamma": float(got), "gamma_allowed": float(allowed),
+               "posterior_at_rho1": reached, "rho2": float(rho2)}
+    fail = None
+    if got > allowed * (1 + 1e-9):
+        fail = G.failure(f"posterior ≤ ρ₂ = {rho2:.4g} for a prior ρ₁ = {rho1:.4g}", reached, rho2,
+                         data.n, data.n, "records (all randomised with this p)")
+    shares = data.sa_counts / data.n
+    out = (shares > rho1 + 1e-12) & (data.sa_counts > 0)
+    outside = None
+    if out.any():
+        worst = float(posterior(shares[out], got).max())
+        outside = {"values": [str(v) for v in data.sa_labels[out]], "records": int(data.sa_counts[out].sum()),
+                   "of": data.n, "largest_posterior": worst,
+                   "why": (f"{int(out.sum())} value(s) with {int(data.sa_counts[out].sum()):,} records are more "
+                           f"frequent than ρ₁ and outside (ρ₁, ρ₂)-privacy (posterior up to {worst:.3g})")}
+    return G.judge(name, promise, {**figures, **extra}, [fail], outside=outside)
 
 
 def perturb(sa: np.ndarray, p: float, m: int, rng: np.random.Generator) -> np.ndarray:
@@ -115,6 +157,26 @@ class Uniform(Mechanism):
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         o, size = observed(release, batch)
         return mle(o, size, batch.sa.sum(axis=1), release.state["p"], release.state["m"])
+
+    # ---------------------------------------------------------- guarantee
+    def promise(self, values: Mapping[str, Any]) -> str:
+        return (f"(ρ₁, ρ₂)-privacy with ρ₁ = {values['rho1']:.4g}, ρ₂ = {values['rho2']:.4g}: a value held by at "
+                f"most a share ρ₁ of the table is believed with probability at most ρ₂ after seeing a record's "
+                f"published value (seed 002 eq. 6).")
+
+    def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
+        """(rho1, rho2)-privacy of the published p and m (module docstring)."""
+        pub = release.published
+        return rho_verdict(self.name, self.promise(values), data, float(pub["p"]), int(pub["m"]),
+                           values["rho1"], values["rho2"])
+
+    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
+        """The largest p (rho1, rho2)-privacy allows, rounded down to 4 decimals, then p = auto (exactly it)."""
+        if values["p"] is None or not values["rho1"] < values["rho2"]:
+            return
+        best = retention_from_gamma(gamma_from_rho(values["rho1"], values["rho2"]), data.m)
+        yield {"p": float(np.floor(best * 1e4) / 1e4)}
+        yield {"p": None}
 
 
 MECHANISMS = [Uniform()]

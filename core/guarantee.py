@@ -1,0 +1,277 @@
+"""A verdict for every setting: does a release meet its mechanism's own guarantee?
+
+"Runs" is not "protects" (issue 13 §1).  Every mechanism declares its own
+guarantee as a check computed on the release it produced
+(:meth:`core.mechanisms.base.Mechanism.guarantee`), and every caller (Home,
+Sanitize, the manifest, the CLI, the trade-off map, the report) shows the
+answer the same way, as a :class:`Verdict` with one of three outcomes:
+
+``cannot_run``
+    The table cannot be sanitized with these parameters (not eligible): why,
+    and what would work.
+``fails``
+    The release exists but does not meet the guarantee: which part fails
+    (:class:`Failure`: the measured figure, the bound, by how much, on how
+    many records, groups, sub-tables or counts) and, where one exists, the
+    nearest setting that meets it (``suggestion``, machine readable: the
+    parameter values to apply, verified by sanitizing with them).
+``meets``
+    The figures that show it.  A meets can be qualified: records left
+    unpublished (``unpublished``: the guarantee holds on the records it
+    publishes, with the unpublished count and values beside it), values
+    outside the guarantee's scope (``outside``: e.g. values more frequent
+    than rho1 under (rho1, rho2)-privacy), or a guarantee that is vacuous at
+    this setting (``vacuous``: RP with no open micro group is UP under
+    another name; a value with f' = 1).  Only an unqualified meets is
+    :attr:`Verdict.plain`.
+
+Where a guarantee is only a paper's claim and the exact figure differs
+(PriView's Theorem 6), the verdict uses the exact figure.
+
+This module holds the data types and their wording only; the checks live with
+each mechanism and the driver (:func:`core.mechanisms.verdict`) runs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+CANNOT_RUN = "cannot_run"
+FAILS = "fails"
+MEETS = "meets"
+OUTCOMES = (CANNOT_RUN, FAILS, MEETS)
+
+#: how each outcome is named on the pages, in the CLI and the report (one column each on Home)
+LABELS = {
+    CANNOT_RUN: "cannot run",
+    FAILS: "runs but does not meet its guarantee",
+    MEETS: "meets its guarantee",
+}
+#: short forms (table headers, chart legends)
+SHORT = {CANNOT_RUN: "cannot run", FAILS: "runs but fails", MEETS: "meets"}
+
+#: the CLI's exit status when ``--require-guarantee`` is given and the release does not meet its guarantee
+EXIT_NOT_MET = 3
+
+
+def fmt(value: Any) -> str:
+    """A figure as the verdict texts write it: integers with thousands separators, reals to 4 significant digits."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return f"{int(value):,}"
+        return f"{value:.4g}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One part of a guarantee that the release does not meet.
+
+    Attributes
+    ----------
+    part : str
+        The requirement in words with its bound, e.g. ``"association ≤ β = 0.1"``.
+    measured : float
+        The worst figure measured on the release.
+    limit : float
+        The bound it should respect.
+    by : float
+        How far the measured figure is on the wrong side of the bound (positive).
+    count, of : int
+        How many items fail, out of how many.
+    unit : str
+        What the items are ("groups", "records", "sub-tables", "counts").
+    """
+
+    part: str
+    measured: float
+    limit: float
+    by: float
+    count: int
+    of: int
+    unit: str
+
+    def text(self) -> str:
+        return (f"{self.part} fails on {self.count:,} of {self.of:,} {self.unit} "
+                f"(worst {fmt(self.measured)}, off by {fmt(self.by)})")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"part": self.part, "measured": float(self.measured), "limit": float(self.limit),
+                "by": float(self.by), "count": int(self.count), "of": int(self.of), "unit": self.unit}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a setting runs and whether its release meets the mechanism's own guarantee.
+
+    Attributes
+    ----------
+    mechanism : str
+    outcome : str
+        :data:`CANNOT_RUN`, :data:`FAILS` or :data:`MEETS`.
+    guarantee : str
+        The guarantee in one sentence, with this setting's numbers.
+    figures : mapping
+        The figures measured on the release that decide it (JSON-ready).
+    failures : tuple of Failure
+        Empty unless ``outcome == FAILS``.
+    unpublished : mapping or None
+        ``{"records": n, "of": N, "by_value": {value: n}}`` when records are left out.
+    outside : mapping or None
+        ``{"values": [...], "records": n, "of": N, "why": text}``: values (and their records) that are
+        published but outside the guarantee's scope.
+    vacuous : str or None
+        Why the guarantee says nothing (or nothing for some values) at this setting.
+    reason : str
+        Why the setting cannot run (``CANNOT_RUN`` only).
+    suggestion : mapping or None
+        ``{"params": {...}, "text": "γ = 7", "why": ...}``: the nearest setting found whose release
+        meets the guarantee plainly (verified), or, for ``CANNOT_RUN``, the mechanism's own suggestion
+        of what would work.
+    notes : tuple of str
+        Other things a steward should know beside the verdict (composition of answers, ...).
+    """
+
+    mechanism: str
+    outcome: str
+    guarantee: str
+    figures: Mapping[str, Any] = field(default_factory=dict)
+    failures: tuple[Failure, ...] = ()
+    unpublished: Mapping[str, Any] | None = None
+    outside: Mapping[str, Any] | None = None
+    vacuous: str | None = None
+    reason: str = ""
+    suggestion: Mapping[str, Any] | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {self.outcome!r}")
+        if (self.outcome == FAILS) != bool(self.failures):
+            raise ValueError("a verdict fails exactly when it lists failures")
+
+    # ------------------------------------------------------------ reading
+    @property
+    def runs(self) -> bool:
+        return self.outcome != CANNOT_RUN
+
+    @property
+    def meets(self) -> bool:
+        """Meets its guarantee (possibly on the published records only, or vacuously)."""
+        return self.outcome == MEETS
+
+    @property
+    def plain(self) -> bool:
+        """Meets its guarantee on every record, non-vacuously."""
+        return self.outcome == MEETS and not self.unpublished and not self.vacuous
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.outcome]
+
+    def qualifiers(self) -> list[str]:
+        """What qualifies a meets: unpublished records, values outside the scope, vacuity."""
+        out = []
+        if self.unpublished:
+            u = self.unpublished
+            values = ", ".join(f"'{k}': {v:,}" for k, v in list(u.get("by_value", {}).items())[:4])
+            more = " …" if len(u.get("by_value", {})) > 4 else ""
+            out.append(f"on the {u['of'] - u['records']:,} records it publishes only: {u['records']:,} of "
+                       f"{u['of']:,} records are not published" + (f" ({values}{more})" if values else ""))
+        if self.vacuous:
+            out.append(f"vacuous: {self.vacuous}")
+        if self.outside:
+            out.append(self.outside["why"])
+        return out
+
+    def detail(self) -> str:
+        """The verdict without its label: why not, what fails, or what qualifies it."""
+        if self.outcome == CANNOT_RUN:
+            return self.reason
+        if self.outcome == FAILS:
+            return "; ".join(f.text() for f in self.failures) + "."
+        quals = self.qualifiers()
+        return ("; ".join(quals) + ".") if quals else self.evidence()
+
+    def evidence(self) -> str:
+        """The figures that show a meets, as text."""
+        return ", ".join(f"{k.replace('_', ' ')} {fmt(v)}" for k, v in self.figures.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)) + "."
+
+    def suggestion_text(self) -> str:
+        if not self.suggestion:
+            return ""
+        return str(self.suggestion.get("text", ""))
+
+    def line(self) -> str:
+        """One line for the CLI and logs: outcome, detail and the fix."""
+        head = {CANNOT_RUN: "cannot run", FAILS: "does not meet its guarantee",
+                MEETS: "meets its guarantee"}[self.outcome]
+        if self.outcome == MEETS and not self.plain:
+            head = "meets its guarantee, qualified"
+        text = f"{self.mechanism}: {head}: {self.detail()}"
+        if self.suggestion and self.outcome != MEETS:
+            text += f" Nearest setting that meets it: {self.suggestion_text()}."
+        elif self.suggestion:
+            text += f" {self.suggestion_text()} would meet it on every record."
+        return text
+
+    def to_dict(self, suggestion: bool = True) -> dict[str, Any]:
+        """JSON-ready form (the manifest's ``verdict``); ``suggestion=False`` leaves the fix out."""
+        out: dict[str, Any] = {
+            "outcome": self.outcome,
+            "label": self.label,
+            "plain": self.plain,
+            "guarantee": self.guarantee,
+            "figures": dict(self.figures),
+        }
+        if self.failures:
+            out["failures"] = [f.to_dict() for f in self.failures]
+        if self.unpublished:
+            out["unpublished"] = dict(self.unpublished)
+        if self.outside:
+            out["outside"] = dict(self.outside)
+        if self.vacuous:
+            out["vacuous"] = self.vacuous
+        if self.reason:
+            out["reason"] = self.reason
+        if self.notes:
+            out["notes"] = list(self.notes)
+        if suggestion and self.suggestion:
+            out["suggestion"] = dict(self.suggestion)
+        return out
+
+    def with_suggestion(self, suggestion: Mapping[str, Any] | None) -> "Verdict":
+        return replace(self, suggestion=dict(suggestion) if suggestion else None)
+
+
+# ------------------------------------------------------------------ helpers for the mechanisms
+def failure(part: str, measured: float, limit: float, count: int, of: int, unit: str,
+            upper: bool = True) -> Failure:
+    """A :class:`Failure` of an upper bound (``measured <= limit``) or, with ``upper=False``, a lower one."""
+    by = (measured - limit) if upper else (limit - measured)
+    return Failure(part, float(measured), float(limit), float(by), int(count), int(of), unit)
+
+
+def judge(mechanism: str, guarantee: str, figures: Mapping[str, Any], failures=(), **kwargs) -> Verdict:
+    """A runs-verdict: :data:`FAILS` when ``failures`` lists any, else :data:`MEETS`."""
+    failures = tuple(f for f in failures if f is not None)
+    return Verdict(mechanism=mechanism, outcome=FAILS if failures else MEETS, guarantee=guarantee,
+                   figures=dict(figures), failures=failures, **kwargs)
+
+
+def cannot_run(mechanism: str, guarantee: str, reason: str, suggestion: Mapping[str, Any] | None = None) -> Verdict:
+    return Verdict(mechanism=mechanism, outcome=CANNOT_RUN, guarantee=guarantee, reason=reason,
+                   suggestion=dict(suggestion) if suggestion else None)
+
+
+def by_value(labels, counts, limit: int | None = None) -> dict[str, int]:
+    """``{label: count}`` for the non-zero counts, largest first (ties: label order)."""
+    pairs = [(str(labels[i]), int(c)) for i, c in enumerate(counts) if c > 0]
+    pairs.sort(key=lambda kv: -kv[1])
+    return dict(pairs[:limit] if limit else pairs)
