@@ -207,7 +207,7 @@ def test_release_contents(adult):
     man = release.manifest()
     json.dumps(man)
     assert man["params"]["p"] == pytest.approx(0.2) and man["params"]["largest_feasible_gamma"] == 7
-    assert "--param gamma=5" in man["reproduce"] and "p=" not in man["reproduce"]
+    assert "--param gamma=5" in man["reproduce"] and "--param p=" not in man["reproduce"]
 
 
 # ------------------------------------------------------------- privacy numbers
