@@ -1,4 +1,4 @@
-"""Command line: ``python -m core sanitize | evaluate | bound | list``.
+"""Command line: ``python -m core inspect | sanitize | evaluate | bound | tradeoff | recommend | report | list``.
 
 The same core as the pages, for scripts, batch jobs and reproducing a
 release from its manifest.  Bad input exits with status 2 and one line on
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import Any, Sequence
 
@@ -157,7 +158,8 @@ def _workload_help() -> str:
 def _sample_help() -> str:
     from . import samples
 
-    lines = ["DATA is a CSV, TSV or Parquet file, or a bundled sample:"]
+    lines = ["DATA is a data file (delimited text with any delimiter, Excel .xlsx, Parquet, Feather/Arrow, SPSS .sav, "
+             "Stata .dta, SAS .sas7bdat/.xpt: the content decides, see `inspect`), or a bundled sample:"]
     for s in samples.list_samples():
         name = s.name + (f"[:N] (default N = {s.default_size:,})" if s.sized else "")
         lines.append(f"  {name:<36}{s.title}")
@@ -207,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("data", metavar="DATA", nargs="?" if session else None,
                        help="file path or sample name (adult, census:N, hospital:N, toy-...)"
                             + ("; with --session: the session's table unless given" if session else ""))
+        read_args(p)
         p.add_argument("--sensitive", "--sa", required=not session, metavar="COL", help="sensitive attribute column")
         p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
         p.add_argument("--band", action="append", default=[], metavar="COL=SPEC",
@@ -249,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def explorer_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("data", metavar="DATA", help="file path or sample name")
+        read_args(p)
         p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
         p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
         p.add_argument("--band", action="append", default=[], metavar="COL=SPEC",
@@ -286,6 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="its parameters")
     p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
 
+    p = sub.add_parser("inspect", help="how a data file is read: format, delimiter, header, encoding, types, "
+                                       "missing-value markers")
+    p.add_argument("data", metavar="FILE", help="a data file of any supported format")
+    read_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("list", help="list samples, mechanisms and bounds")
     p.add_argument("--json", action="store_true", help="print JSON")
     return parser
@@ -297,10 +307,57 @@ def _bands(args):
     return parse_many(getattr(args, "band", None) or [])
 
 
+def read_args(p: argparse.ArgumentParser) -> None:
+    """The flags that say how to read DATA (each detected when not given; see core.data.read)."""
+    g = p.add_argument_group("reading a data file (each is detected from the content when not given)")
+    g.add_argument("--delimiter", metavar="D", action=_Once,
+                   help="comma, semicolon, tab, pipe, whitespace (runs of spaces or tabs) or any one character")
+    head = g.add_mutually_exclusive_group()
+    head.add_argument("--header", dest="header", action="store_const", const=True, default=None,
+                      help="the first row holds the column names")
+    head.add_argument("--no-header", dest="header", action="store_const", const=False,
+                      help="the first row is data: columns are named col1..colN, or by --names")
+    g.add_argument("--names", nargs="+", action=_Names, metavar="NAME",
+                   help="column names, comma or space separated, repeatable (a comma inside a name is written \\,)")
+    g.add_argument("--encoding", metavar="CODEC", action=_Once,
+                   help="text encoding: utf-8, utf-16, latin-1, cp1252, ...")
+    g.add_argument("--sheet", metavar="NAME", action=_Once, help="Excel sheet: its name or its position from 1")
+    g.add_argument("--na", nargs="+", action=_Names, metavar="MARKER",
+                   help="cell text meaning missing, repeatable (replaces the default ?, NA, N/A, NaN, null; "
+                        "empty cells are always missing)")
+    g.add_argument("--decimal", action=_Once, metavar="MARK", help="decimal mark of numbers in text files: . or ,")
+
+
+def _read_options(args):
+    """The ReadOptions of the flags given (None when none was given)."""
+    from .data.read import ReadOptions
+
+    names = getattr(args, "names", None)
+    names = None if names is None else tuple(names)
+    na = getattr(args, "na", None)
+    values = {"delimiter": getattr(args, "delimiter", None), "header": getattr(args, "header", None),
+              "names": names, "encoding": getattr(args, "encoding", None), "sheet": getattr(args, "sheet", None),
+              "na": None if na is None else tuple(na),
+              "decimal": getattr(args, "decimal", None)}
+    given = {k: v for k, v in values.items() if v is not None}
+    if not given:
+        return None
+    from . import samples
+
+    if samples.is_sample(args.data):
+        from .errors import ParameterError
+
+        flags = ", ".join("--" + ("no-header" if k == "header" and v is False else k) for k, v in given.items())
+        one = len(given) == 1
+        raise ParameterError(f"{flags} {'is' if one else 'are'} for reading a data file; '{args.data}' is a "
+                             f"bundled sample: leave {'it' if one else 'them'} out.")
+    return ReadOptions(**given)
+
+
 def _dataset(args):
     from .table import load_dataset
 
-    return load_dataset(args.data, args.sensitive, args.qi, bands=_bands(args))
+    return load_dataset(args.data, args.sensitive, args.qi, bands=_bands(args), options=_read_options(args))
 
 
 def _identifier_notes(data) -> list[str]:
@@ -312,6 +369,31 @@ def _identifier_notes(data) -> list[str]:
     found = identifiers(data.table.frame[list(data.qi)])
     return [f"warning: QI '{c}' looks like an identifier ({why}); it must not be published: drop it from --qi"
             for c, why in found.items()]
+
+
+def cmd_inspect(args) -> dict[str, Any]:
+    from .data.read import describe
+    from .table import load
+
+    table, result = load(args.data, options=_read_options(args))
+    if result is None:
+        from .errors import DataError
+
+        raise DataError(f"'{args.data}' is a bundled sample, not a file; inspect reads data files.")
+    out = result.summary(table.name)
+    lines = [f"{table.name}: {out['rows']:,} rows, {len(out['columns'])} columns; " + "; ".join(describe(result))]
+    if result.sheets:
+        lines.append("sheets: " + ", ".join(result.sheets))
+    missing = ", ".join(f"{'(empty)' if k == '' else k} {v:,}" for k, v in out["missing"].items())
+    lines.append("missing values: " + (missing or "none"))
+    width = max(len(c) for c in out["columns"])
+    lines += [f"  {c:<{width}}  {t}" for c, t in out["types"].items()]
+    lines += [f"note: {n}" for n in out["notes"]]
+    flags = result.options.cli_args()
+    if flags:
+        lines.append("the same reading on other commands: " + " ".join(shlex.quote(f) for f in flags))
+    out["_text"] = "\n".join(lines)
+    return out
 
 
 def _params(args) -> dict[str, str]:
@@ -383,7 +465,7 @@ def _sanitize_session(args) -> dict[str, Any]:
         notes.append(f"--seed {args.seed} overrides the session's seed {seed}")
         seed = args.seed
     if args.data is not None:
-        table = load_table(args.data)
+        table = load_table(args.data, options=_read_options(args))
         sess.check_table(session, table.content_hash, table.columns, f"'{args.data}'")
     elif frame is not None:
         table = sess.embedded_table(session, frame)
@@ -599,7 +681,7 @@ def cmd_report(args) -> dict[str, Any]:
             "_text": f"wrote {out_path} ({len(html_text.encode('utf-8')) / 2**20:.1f} MB, opens offline)"}
 
 
-COMMANDS = {"sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list,
+COMMANDS = {"inspect": cmd_inspect, "sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list,
             "tradeoff": cmd_tradeoff, "recommend": cmd_recommend, "report": cmd_report}
 
 

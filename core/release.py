@@ -99,7 +99,9 @@ class Release:
         the input's name, when it starts with ``-``, goes last after ``--``,
         so no column or file name is read as an option; each QI gets its
         own ``--qi`` with commas and backslashes escaped as the CLI reads
-        them (``a\\,b``).  The command is for a POSIX shell.
+        them (``a\\,b``).  The flags that say how the input file was read
+        (:meth:`core.data.read.ReadOptions.cli_args`, from the manifest's
+        ``input.read``) follow the input's name.  The command is for a POSIX shell.
         """
         def opt(flag: str, value: Any) -> list[str]:
             value = str(value)
@@ -107,6 +109,7 @@ class Release:
 
         name = str(self.source["name"])
         args = ["python", "-m", "core", "sanitize"] + ([] if name.startswith("-") else [name])
+        args += read_flags(self.source.get("read"))
         args += opt("--sensitive", self.source["sensitive"])
         for col in self.source.get("qi") or ():
             args += opt("--qi", str(col).replace("\\", "\\\\").replace(",", "\\,"))
@@ -145,6 +148,7 @@ class Release:
                 "rows": self.source["rows"],
                 "rows_dropped_missing": self.source.get("rows_dropped", 0),
                 "bands": dict(self.source.get("bands") or {}),
+                **({"read": dict(self.source["read"])} if self.source.get("read") else {}),
             },
             "output": {
                 "rows": self.rows_out,
@@ -162,6 +166,15 @@ class Release:
         if decision is not None:
             out["decision"] = jsonable(dict(decision))
         return out
+
+
+def read_flags(read: Mapping[str, Any] | None) -> list[str]:
+    """The CLI flags that read a file as recorded in a manifest's ``input.read`` (none for a sample)."""
+    if not read:
+        return []
+    from .data.read import ReadOptions
+
+    return ReadOptions.from_json(read).cli_args()
 
 
 def jsonable(value: Any) -> Any:

@@ -11,11 +11,8 @@ single sentence saying what to do.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import os
-import warnings
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -24,15 +21,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .data import read as _read
+from .data.read import ReadOptions, ReadResult
 from .errors import DataError, clip
 
-#: refuse tables larger than this (rows); override with WORKBENCH_MAX_ROWS
-MAX_ROWS = int(os.environ.get("WORKBENCH_MAX_ROWS", "5000000"))
+#: refuse tables larger than this (rows); override with WORKBENCH_MAX_ROWS (checked while reading)
+MAX_ROWS = _read.MAX_ROWS
 #: refuse files larger than this (bytes); override with WORKBENCH_MAX_BYTES
-MAX_BYTES = int(os.environ.get("WORKBENCH_MAX_BYTES", str(500 * 2**20)))
-
-_PARQUET_MAGIC = b"PAR1"
-_ZIP_MAGIC = b"PK\x03\x04"
+MAX_BYTES = _read.MAX_BYTES
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +42,8 @@ class Table:
     frame: pd.DataFrame
     name: str
     content_hash: str
+    #: how the file was read (format and every read option used); None for a bundled sample or a frame
+    read: dict | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -63,28 +61,40 @@ def content_hash(frame: pd.DataFrame) -> str:
     return h.hexdigest()[:16]
 
 
-def make_table(frame: pd.DataFrame, name: str) -> Table:
-    """Validate a frame's shape and wrap it as a :class:`Table`."""
+def make_table(frame: pd.DataFrame, name: str, read: dict | None = None) -> Table:
+    """Validate a frame's shape and wrap it as a :class:`Table` (``read``: how it was read, for the manifest)."""
     frame = _check_frame(frame, name)
-    return Table(frame=frame, name=name, content_hash=content_hash(frame))
+    return Table(frame=frame, name=name, content_hash=content_hash(frame), read=read)
 
 
-def load_table(source: str | os.PathLike | bytes, filename: str | None = None) -> Table:
+def load_table(source: str | os.PathLike | bytes, filename: str | None = None,
+               options: ReadOptions | None = None) -> Table:
     """Load a bundled sample by name, a file path, or uploaded bytes.
 
     Parameters
     ----------
     source : str, path or bytes
         ``"adult"``, ``"census:300000"`` ... (see :mod:`core.samples`), a
-        path to a CSV, TSV or Parquet file, or the raw bytes of one.
+        path to a file of any supported format (:mod:`core.data.read`;
+        the content decides, not the extension), or the raw bytes of one.
     filename : str, optional
-        Name of uploaded bytes; its extension hints at the format.
+        Name of uploaded bytes (used in messages and the manifest).
+    options : ReadOptions, optional
+        How to read the file (delimiter, header, names, encoding, sheet,
+        missing-value markers, decimal mark); unset options are detected.
+        Ignored for a bundled sample.
     """
+    return load(source, filename, options)[0]
+
+
+def load(source: str | os.PathLike | bytes, filename: str | None = None,
+         options: ReadOptions | None = None) -> tuple[Table, ReadResult | None]:
+    """:func:`load_table` and the :class:`ReadResult` saying how the file was read (None for a sample)."""
     from . import samples
 
     if isinstance(source, str) and samples.is_sample(source):
         frame, sample = samples.load_sample(source)
-        return make_table(frame, source)
+        return make_table(frame, source), None
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         name = filename or "upload"
@@ -96,118 +106,28 @@ def load_table(source: str | os.PathLike | bytes, filename: str | None = None) -
             if isinstance(source, str) and ":" in source or str(source) in {"census", "hospital"}:
                 hint = " or a sample name"
             raise DataError(
-                f"There is no file at '{source}'; give a CSV, TSV or Parquet file{hint} "
+                f"There is no file at '{source}'; give a data file (CSV or other delimited text, Excel, "
+                f"Parquet, Feather, SPSS, Stata or SAS){hint} "
                 f"(samples: {', '.join(s.name for s in samples.list_samples())})."
             )
         if path.is_dir():
-            raise DataError(f"'{source}' is a folder; give a CSV, TSV or Parquet file.")
+            raise DataError(f"'{source}' is a folder; give a data file (CSV, Excel, Parquet, SPSS, Stata, SAS ...).")
         if path.stat().st_size > MAX_BYTES:
             raise DataError(
-                f"'{name}' is {path.stat().st_size / 2**20:.0f} MB, above the limit of "
-                f"{MAX_BYTES / 2**20:.0f} MB; sample it down first."
+                f"'{name}' is {path.stat().st_size / 2**20:,.0f} MB, above the limit of "
+                f"{MAX_BYTES / 2**20:,.0f} MB; sample it down first, or raise the limit with WORKBENCH_MAX_BYTES."
             )
         data = path.read_bytes()
-    frame = read_bytes(data, name)
-    return make_table(frame, name)
+    result = _read.read(data, name, options, max_rows=MAX_ROWS, max_bytes=MAX_BYTES)
+    return make_table(result.frame, name, result.record()), result
 
 
-def read_bytes(data: bytes, name: str = "upload") -> pd.DataFrame:
-    """Parse CSV, TSV, Parquet or Excel bytes into a DataFrame (strings or numbers)."""
-    if len(data) > MAX_BYTES:
-        raise DataError(
-            f"'{name}' is {len(data) / 2**20:.0f} MB, above the limit of "
-            f"{MAX_BYTES / 2**20:.0f} MB; sample it down first."
-        )
-    if not data.strip():
-        raise DataError(f"'{name}' is empty; choose a file with a header row and data rows.")
-    lower = name.lower()
-    if data[:4] == _PARQUET_MAGIC or lower.endswith((".parquet", ".pq")):
-        try:
-            frame = pd.read_parquet(io.BytesIO(data))
-        except Exception:
-            raise DataError(f"'{name}' is not a readable Parquet file; export it again or use CSV.") from None
-        return _normalise(frame)
-    if data[:4] == _ZIP_MAGIC or lower.endswith((".xlsx", ".xls")):
-        try:
-            frame = pd.read_excel(io.BytesIO(data))
-        except ImportError:
-            raise DataError(f"'{name}' is an Excel file; save it as CSV (UTF-8) and load that.") from None
-        except Exception:
-            raise DataError(f"'{name}' is not a readable Excel file; save it as CSV (UTF-8) and load that.") from None
-        return _normalise(frame)
-    if b"\x00" in data[:65536]:
-        raise DataError(
-            f"'{name}' is not a text table (it contains binary data); choose a CSV, TSV or Parquet file."
-        )
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            f"'{name}' is not UTF-8 text (byte 0x{data[exc.start]:02x} at position {exc.start}); "
-            "save it as CSV with UTF-8 encoding."
-        ) from None
-    sep = _sniff_delimiter(text, lower)
-    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
-    names = [h.strip() for h in header]
-    dupes = sorted({h for h in names if h and names.count(h) > 1})
-    if dupes:
-        raise DataError(f"'{name}' has two columns named '{dupes[0]}'; give every column its own name.")
-    try:
-        with warnings.catch_warnings():
-            # a row longer than the header would silently lose cells
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, skipinitialspace=True,
-                index_col=False,
-            )
-    except pd.errors.EmptyDataError:
-        raise DataError(f"'{name}' is empty; choose a file with a header row and data rows.") from None
-    except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
-        line = _parser_line(str(exc))
-        raise DataError(
-            f"'{name}' has rows with more fields than the header{line}; "
-            "check the delimiter and quoting."
-        ) from None
-    return _normalise(frame)
+def read_bytes(data: bytes, name: str = "upload", options: ReadOptions | None = None) -> pd.DataFrame:
+    """Parse the bytes of a file of any supported format into a DataFrame (strings or numbers).
 
-
-def _parser_line(message: str) -> str:
-    import re
-
-    match = re.search(r"line (\d+)", message)
-    return f" (line {match.group(1)})" if match else ""
-
-
-def _sniff_delimiter(text: str, lower_name: str) -> str:
-    if lower_name.endswith((".tsv", ".tab")):
-        return "\t"
-    head = "\n".join(text.splitlines()[:50])
-    try:
-        return csv.Sniffer().sniff(head, delimiters=",\t;|").delimiter
-    except csv.Error:
-        first = text.splitlines()[0] if text.splitlines() else ""
-        counts = {d: first.count(d) for d in ",\t;|"}
-        best = max(counts, key=counts.get)
-        return best if counts[best] else ","
-
-
-def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Strip names and cells, turn blanks and '?' into missing, numbers into numbers."""
-    frame = frame.copy()
-    frame.columns = [str(c).strip() for c in frame.columns]
-    for col in frame.columns:
-        s = frame[col]
-        if s.dtype == object or pd.api.types.is_string_dtype(s):
-            s = s.astype("string").str.strip()
-            s = s.mask(s.isin(["", "?", "NA", "N/A", "NaN", "nan", "null", "NULL"]))
-            numeric = pd.to_numeric(s, errors="coerce")
-            if s.notna().any() and numeric.notna().sum() == s.notna().sum():
-                if (numeric.dropna() % 1 == 0).all():
-                    s = numeric.astype("Int64")
-                else:
-                    s = numeric.astype("Float64")
-            frame[col] = s
-    return frame
+    See :func:`core.data.read.read`; kept for callers that want the frame only.
+    """
+    return _read.read(data, name, options, max_rows=MAX_ROWS, max_bytes=MAX_BYTES).frame
 
 
 def _check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
@@ -218,7 +138,7 @@ def _check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
     if frame.shape[1] == 1:
         raise DataError(
             f"'{name}' has only one column ('{frame.columns[0]}'); a table needs a sensitive column "
-            "and at least one other (check that the delimiter is a comma, semicolon or tab)."
+            "and at least one other (check the delimiter: comma, semicolon, tab, pipe or spaces)."
         )
     if len(frame) > MAX_ROWS:
         raise DataError(
@@ -458,6 +378,7 @@ def _known(column: str, columns: list[str], name: str) -> None:
 
 def load_dataset(source: str | os.PathLike | bytes, sa: str | None = None,
                  qi: Sequence[str] | None = None, filename: str | None = None,
-                 bands: Mapping[str, Any] | Sequence[Any] | None = None) -> Dataset:
-    """Load and bind in one step (CLI and tests)."""
-    return bind(load_table(source, filename), sa, qi, bands)
+                 bands: Mapping[str, Any] | Sequence[Any] | None = None,
+                 options: ReadOptions | None = None) -> Dataset:
+    """Load and bind in one step (CLI and tests); ``options`` say how to read a file."""
+    return bind(load_table(source, filename, options), sa, qi, bands)

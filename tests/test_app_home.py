@@ -68,7 +68,7 @@ BAD_UPLOADS = [
     ("header.csv", b"age,sex,disease\n", "no data rows"),
     ("one.csv", b"disease\nflu\ncold\n", "only one column"),
     ("junk.csv", bytes(range(256)) * 8, "binary"),
-    ("latin1.csv", "age,city\n30,Zürich\n40,Köln\n".encode("latin-1"), "UTF-8"),
+    ("dupes.csv", b"a,a,b\n1,2,3\n4,5,6\n", "two columns named 'a'"),
     ("ragged.csv", b"a,b,c\n1,2,3\n4,5,6,7,8\n", "fields"),
     ("fake.parquet", b"PAR1 this is not parquet", "Parquet"),
 ]

@@ -89,6 +89,7 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
             "rows_dropped": data.rows_dropped,
             "bands": data.band_specs(),
             "raw_params": {k: v for k, v in values.items() if v is not None},
+            **({"read": dict(data.table.read)} if data.table is not None and data.table.read else {}),
         },
         tables=dict(out.tables),
         published=dict(out.published),
