@@ -16,6 +16,7 @@ from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
 from pages import ui
 from pages.ui import cached, state
+from pages.ui import columns as uicols
 from pages.ui import data as uidata
 from pages.ui.fmt import md
 from pages.ui.params import summary
@@ -144,8 +145,12 @@ table_id = f"{table.name}|{table.content_hash}"
 if ss.get("_w_cols_for") != table_id:
     ss.pop("w_sa", None)
     ss.pop("w_qi", None)
+    if ss.get("_w_cols_for") is not None:
+        # another table chosen here: its own proposal, not the previous table's columns where they happen to fit
+        ss[state.SA], ss[state.QI] = None, None
     ss["_w_cols_for"] = table_id
 sa0, qi0 = uidata.columns_for(table)
+proposal = uidata.proposal(table)
 c1, c2 = st.columns([1, 2])
 with c1:
     state.seed_widget("w_sa", sa0, lambda v: v in columns)
@@ -159,6 +164,14 @@ with c2:
                         help="Non-sensitive columns that queries select on (age, sex, ...). "
                              "Identifiers such as names or row ids should be left out.")
 ss[state.SA], ss[state.QI] = sa, tuple(qi)
+sa_why, qi_why = uicols.reason_captions(proposal, sa, tuple(qi))
+with c1:
+    st.caption(sa_why)
+with c2:
+    st.caption(qi_why)
+uicols.reasons_table(proposal)
+uicols.identifier_warnings(table, proposal, sa, tuple(qi))
+bands = uicols.band_picker(table, tuple(qi), proposal.bandable if proposal is not None else ())
 ui.sidebar_status()
 state.sync_url()
 
@@ -166,10 +179,11 @@ if not qi:
     st.warning("Choose at least one QI column: queries select records by their QI values.")
     st.stop()
 try:
-    data = cached.dataset(table, table.content_hash, sa, tuple(qi))
+    data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands))
 except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
+uicols.micro_group_table(table, data, bands)
 
 # ------------------------------------------------------------------ summary
 st.header("3. The table")

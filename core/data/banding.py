@@ -278,6 +278,26 @@ def _int(text: str) -> int:
     return int(value)
 
 
+def cuts_from_text(column: str, text: str) -> Banding:
+    """Cut points typed as ``18, 25, 35`` (the page's text box) as a :class:`Banding`."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    try:
+        cuts = tuple(float(p) for p in parts)
+    except ValueError:
+        bad = next(p for p in parts if not _is_float(p))
+        raise ParameterError(f"The cut points of '{column}' must be numbers separated by commas; "
+                             f"'{bad}' is not a number.") from None
+    return Banding(column, "cuts", cuts=cuts)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
 def parse_many(texts: Iterable[str]) -> dict[str, Banding]:
     """Every ``--band`` given, by column; a column banded twice is refused (nothing is dropped silently)."""
     out: dict[str, Banding] = {}

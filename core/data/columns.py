@@ -184,8 +184,7 @@ def propose(frame: pd.DataFrame, sa: str | None = None) -> Proposal:
     bandable = []
     if demographic:
         qi = demographic[:MAX_QI]
-        qi_reason = ("the columns whose names look demographic (" + ", ".join(
-            f"{c}: {_hint(c, DEMOGRAPHIC_WORDS)}" for c in qi) + "), which an attacker may know")
+        qi_reason = "the columns whose names look demographic, which an attacker may know"
         for c in qi:
             reasons[c] = f"QI: its name says '{_hint(c, DEMOGRAPHIC_WORDS)}'"
         for c in rest:

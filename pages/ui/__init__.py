@@ -18,5 +18,5 @@ Modules:
 Figures live in :mod:`core.figures` (no streamlit), so a report can reuse them.
 """
 
-from . import attacks, cached, data, experiments, fmt, layout, params, state, views  # noqa: F401
+from . import attacks, cached, columns, data, experiments, fmt, layout, params, state, views  # noqa: F401
 from .layout import dataset_or_empty_state, need_table, page_setup, sidebar_status  # noqa: F401

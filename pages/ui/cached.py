@@ -17,6 +17,7 @@ eligibility answers, query texts).  Every entry lives in memory only.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
 
 import streamlit as st
@@ -41,9 +42,25 @@ def sample_table(spec: str) -> Table:
 
 
 @st.cache_resource(max_entries=12, ttl=TTL, show_spinner="Encoding the chosen columns…")
-def dataset(_table: Table, content_hash: str, sa: str, qi: tuple[str, ...]) -> Dataset:
-    """``core.table.bind`` keyed by (content hash, SA, QIs)."""
-    return bind(_table, sa, qi)
+def dataset(_table: Table, content_hash: str, sa: str, qi: tuple[str, ...], bands: tuple = ()) -> Dataset:
+    """``core.table.bind`` keyed by (content hash, SA, QIs, bands).
+
+    ``bands`` is :func:`band_items` of the ``{column: spec}`` to apply.
+    """
+    return bind(_table, sa, qi, {col: json.loads(spec) for col, spec in bands})
+
+
+def band_items(bands: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    """Hashable, order-independent form of ``{column: band spec}`` (the key of :func:`dataset`)."""
+    return tuple(sorted((str(c), json.dumps(spec, sort_keys=True)) for c, spec in (bands or {}).items()))
+
+
+@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
+def micro_groups(_data: Dataset, data_key: str) -> dict:
+    """:func:`core.data.banding.micro_groups` of a dataset's QIs, as a dict."""
+    from core.data.banding import micro_groups as _micro_groups
+
+    return _micro_groups(_data.qi_codes, _data.domains).to_json()
 
 
 @st.cache_data(max_entries=512, ttl=TTL, show_spinner=False)

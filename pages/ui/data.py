@@ -140,20 +140,52 @@ def link_column_notes() -> list[str]:
     return notes
 
 
+def proposal(table: Table):
+    """:func:`core.table.proposal` of ``table`` (cached per content), or None when it cannot be made."""
+    return _proposal(table, f"{table.name}|{table.content_hash}")
+
+
+@st.cache_data(max_entries=16, ttl=cached.TTL, show_spinner=False)
+def _proposal(_table: Table, table_id: str):
+    from core.table import proposal as _core_proposal
+
+    try:
+        return _core_proposal(_table)
+    except WorkbenchError:
+        return None
+
+
 def _defaults(table: Table) -> tuple[str, tuple[str, ...]]:
     try:
+        p = proposal(table)
+        if p is not None:
+            return p.sa, p.qi
         return default_columns(table)
     except WorkbenchError:
         cols = table.columns
         return cols[-1], tuple(cols[:-1])
 
 
+def bands_for(table: Table, qi: tuple[str, ...]) -> dict[str, dict]:
+    """The stored bands (``wb_bands``) of the chosen QIs that are numeric columns of ``table``.
+
+    A band of a column that is not a chosen QI stays stored (it applies
+    again when the column is chosen) but is not applied.
+    """
+    from core.data.banding import is_numeric
+
+    stored = st.session_state.get(state.BANDS) or {}
+    frame = table.frame
+    return {c: spec for c, spec in stored.items()
+            if c in qi and c in frame.columns and is_numeric(frame[c])}
+
+
 def current_dataset() -> Dataset:
-    """The current table bound to the stored SA/QIs; raises :class:`TableProblem`."""
+    """The current table bound to the stored SA/QIs and bands; raises :class:`TableProblem`."""
     table = current_table()
     sa, qi = columns_for(table)
     try:
-        return cached.dataset(table, table.content_hash, sa, tuple(qi))
+        return cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands_for(table, qi)))
     except WorkbenchError as exc:
         raise TableProblem(str(exc)) from None
 

@@ -66,6 +66,8 @@ def sidebar_status() -> None:
             lines.append(f"Records: {data.n:,} · SA: {md(data.sa)} ({data.m:,} values)")
             qi = ", ".join(md(c) for c in data.qi[:6]) + (" …" if len(data.qi) > 6 else "")
             lines.append(f"QIs ({len(data.qi)}): {qi}")
+            if data.bands:
+                lines.append("Banded: " + "; ".join(md(f"{b.column} ({b.describe()})") for b in data.bands))
         mech = MECHANISMS.get(ss.get(state.MECH))
         if mech is not None:
             lines.append(f"Mechanism: {mech.title}")

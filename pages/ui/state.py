@@ -13,6 +13,10 @@ key                    holds
 ``wb_upload``          ``{"name", "file_id", "table"}``: the parsed upload,
                        kept in this session's memory only
 ``wb_sa``, ``wb_qi``   sensitive column, tuple of QI columns
+``wb_bands``           ``{column: spec}``: banded numeric QIs, each spec a
+                       plain dict (:meth:`core.data.banding.Banding.spec`,
+                       e.g. ``{"method": "width", "width": 10}``); applied
+                       to the chosen QIs that are numeric columns
 ``wb_mech``            current mechanism name
 ``wb_params``          ``{mechanism: {param: value}}`` (typed values;
                        ``None`` = derive automatically)
@@ -76,6 +80,7 @@ SIZE = "wb_size"
 UPLOAD = "wb_upload"
 SA = "wb_sa"
 QI = "wb_qi"
+BANDS = "wb_bands"
 MECH = "wb_mech"
 PARAMS = "wb_params"
 SEED = "wb_seed"
@@ -119,6 +124,7 @@ def init() -> None:
     ss.setdefault(UPLOAD, None)
     ss.setdefault(SA, None)
     ss.setdefault(QI, None)
+    ss.setdefault(BANDS, {})
     ss.setdefault(MECH, _first_mechanism())
     ss.setdefault(PARAMS, {})
     ss.setdefault(SEED, DEFAULT_SEED)
