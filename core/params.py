@@ -246,7 +246,7 @@ def format_value(value: Any) -> str:
         short = f"{v:.6g}"
         if float(short) == v:
             return short
-        if v > 0:
+        if 0 < v < 700:  # exp overflows beyond ~709
             e = math.exp(v)
             if abs(e - round(e)) < 1e-9 and round(e) >= 2:
                 return f"ln({int(round(e))})"

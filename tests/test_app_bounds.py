@@ -8,7 +8,7 @@ import pytest
 
 from conftest import app, charts, metrics, no_exception
 from core.bounds import BOUNDS
-from pages.ui.params import widget_key
+from pages.ui.params import grid_options, widget_key
 
 PAGE = "pages/2_Bounds.py"
 
@@ -27,6 +27,10 @@ def _unfollow(at):
 
 def _moved(p, value):
     """Another valid value of a declared parameter (one step up, or down at the top)."""
+    options = grid_options(p, (value,))
+    if options is not None:  # a select_slider: the next stop (what ArrowRight does), or the one before at the top
+        i = options.index(value)
+        return options[i + 1] if i + 1 < len(options) else options[i - 1]
     step = p.step or 1
     lo = p.low + (step if p.closed in {"right", "neither"} else 0) if p.low is not None else None
     hi = p.high - (step if p.closed in {"left", "neither"} else 0) if p.high is not None else None
@@ -94,7 +98,7 @@ def test_gamma_moves_the_privacy_read_out():
 @pytest.mark.skipif("retention" not in BOUNDS, reason="retention curve not registered")
 def test_invalid_parameter_combination_is_one_error():
     at = _unfollow(app(PAGE, query={"bound": "retention"}))
-    at.slider(key="w_b_retention_rho1").set_value(0.5).run()
+    at.select_slider(key="w_b_retention_rho1").set_value(0.5).run()
     no_exception(at)
     assert len(at.error) == 1 and "rho1" in at.error[0].value
     assert "chart_curve" not in charts(at)

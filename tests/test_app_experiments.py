@@ -13,6 +13,7 @@ import pytest
 
 from conftest import app, no_exception
 from core import experiments as exps
+from pages.ui.params import grid_options
 
 #: cheaper settings for the experiments that take seconds at their defaults (set through the page's widgets)
 SMALL = {
@@ -43,8 +44,8 @@ def _widget(at, key: str):
 def _set(at, name: str, param, value) -> None:
     w = _widget(at, f"w_exp_{name}_{param.name}")
     if w.type == "select_slider":  # a fine grid: the nearest of its options
-        value = min(w.options, key=lambda o: abs(float(o) - float(value))) if not isinstance(value, str) else value
-        w.set_value(value)
+        stops = grid_options(param, (w.value,))
+        w.set_value(min(stops, key=lambda o: abs(o - float(value))))
     else:
         w.set_value(str(value) if param.kind == "text" else value)
 
@@ -89,8 +90,13 @@ def test_run_then_change_a_widget_then_rerun(page, name):
     first = next((p for p in exp.params if p.kind in ("int", "float") and p.name != "seed"), None)
     if first is not None:
         before = _widget(at, f"w_exp_{name}_{first.name}").value
-        other = before + (first.step or 1) if first.high is None or before + (first.step or 1) <= first.high \
-            else before - (first.step or 1)
+        stops = grid_options(first, (before,))
+        if stops is not None:  # a select slider: the next stop, as ArrowRight moves
+            i = stops.index(before)
+            other = stops[i + 1] if i + 1 < len(stops) else stops[i - 1]
+        else:
+            other = before + (first.step or 1) if first.high is None or before + (first.step or 1) <= first.high \
+                else before - (first.step or 1)
         _set(at, name, first, other)
         at.run()
         no_exception(at)

@@ -62,8 +62,8 @@ def test_the_tab_the_sidebar_and_the_sanitize_page_show_the_same_lambda_and_delt
     # a link without lambda/delta: the paper's 0.3/0.3 everywhere (the tab used to start at 0.5 on its own)
     at = app(ATTACKS, query={"mech": "reconstruction"})
     no_exception(at)
-    assert at.slider(key="w_atk_reconstruction_lambda").value == 0.3
-    assert at.slider(key="w_atk_reconstruction_delta").value == 0.3
+    assert at.select_slider(key="w_atk_reconstruction_lambda").value == 0.3
+    assert at.select_slider(key="w_atk_reconstruction_delta").value == 0.3
     assert "λ = 0.3, δ = 0.3" in _sidebar(at)
     assert "plain UP leaves 0 of 14,668 micro groups open" in _markdown(at)
     # one click shows the attack at 0.5, and the sidebar, the link and the Sanitize page follow in the same run
@@ -73,13 +73,13 @@ def test_the_tab_the_sidebar_and_the_sanitize_page_show_the_same_lambda_and_delt
     assert "λ = 0.5, δ = 0.5" in _sidebar(at)
     assert at.query_params["lambda"] == "0.5" and at.query_params["delta"] == "0.5"
     # a slider moved in the tab shows in the sidebar in the same run, not one run late
-    at.slider(key="w_atk_reconstruction_delta").set_value(0.4).run()
+    at.select_slider(key="w_atk_reconstruction_delta").set_value(0.4).run()
     no_exception(at)
     assert "δ = 0.4" in _sidebar(at)
     at.switch_page(SANITIZE).run()
     no_exception(at)
-    assert at.slider(key="w_m_reconstruction_lambda").value == 0.5
-    assert at.slider(key="w_m_reconstruction_delta").value == 0.4
+    assert at.select_slider(key="w_m_reconstruction_lambda").value == 0.5
+    assert at.select_slider(key="w_m_reconstruction_delta").value == 0.4
 
 
 @pytest.mark.slow
@@ -106,13 +106,13 @@ def test_attack_widgets_move():
     no_exception(at)
     assert "atk_reconstruction_hist" in charts(at)
     # parameters: the paper's defaults lambda = delta = 0.3 leave no group open
-    at.slider(key="w_atk_reconstruction_lambda").set_value(0.3).run()
-    at.slider(key="w_atk_reconstruction_delta").set_value(0.3).run()
+    at.select_slider(key="w_atk_reconstruction_lambda").set_value(0.3).run()
+    at.select_slider(key="w_atk_reconstruction_delta").set_value(0.3).run()
     no_exception(at)
     assert "plain UP leaves 0 of 14,668 micro groups open" in _markdown(at)
     # lambda = delta = 0.9: not eligible, said in one sentence, nothing breaks
-    at.slider(key="w_atk_reconstruction_lambda").set_value(0.9).run()
-    at.slider(key="w_atk_reconstruction_delta").set_value(0.9).run()
+    at.select_slider(key="w_atk_reconstruction_lambda").set_value(0.9).run()
+    at.select_slider(key="w_atk_reconstruction_delta").set_value(0.9).run()
     no_exception(at)
     assert any("lower p to at most" in w.value for w in at.warning)
     assert not at.error

@@ -53,8 +53,8 @@ def test_moving_gamma_changes_derived_p_and_the_release():
     # untick "derive p automatically": a p slider appears, seeded with the derived 1/7
     at.checkbox(key="w_m_splu_p__auto").uncheck().run()
     no_exception(at)
-    assert at.slider(key="w_m_splu_p").value == pytest.approx(1 / 7)
-    at.slider(key="w_m_splu_p").set_value(0.5).run()
+    assert at.select_slider(key="w_m_splu_p").value == pytest.approx(1 / 7)
+    at.select_slider(key="w_m_splu_p").set_value(0.5).run()
     no_exception(at)
     assert metrics(at)["retention p"] == "50%"
 
@@ -66,15 +66,15 @@ def test_every_main_widget_moves():
     derived_before = metrics(at)
     data_before = chart_data(at)
     # rho1 slider: gamma and p follow
-    at.slider(key="w_m_uniform_rho1").set_value(0.05).run()
+    at.select_slider(key="w_m_uniform_rho1").set_value(0.05).run()
     no_exception(at)
     assert metrics(at)["γ"] != derived_before["γ"]
     # rho2 slider
-    at.slider(key="w_m_uniform_rho2").set_value(0.3).run()
+    at.select_slider(key="w_m_uniform_rho2").set_value(0.3).run()
     no_exception(at)
     # optional p: untick derive, move the slider
     at.checkbox(key="w_m_uniform_p__auto").uncheck().run()
-    at.slider(key="w_m_uniform_p").set_value(0.8).run()
+    at.select_slider(key="w_m_uniform_p").set_value(0.8).run()
     no_exception(at)
     assert metrics(at)["retention p"] == "80%"
     # seed: same parameters, another seed, another release
@@ -95,7 +95,7 @@ def test_every_main_widget_moves():
 
 def test_rho_rule_violation_is_one_error():
     at = app(PAGE, query={"mech": "uniform"})
-    at.slider(key="w_m_uniform_rho1").set_value(0.5).run()
+    at.select_slider(key="w_m_uniform_rho1").set_value(0.5).run()
     no_exception(at)
     assert len(at.error) == 1 and "rho1 < rho2" in plain(at.error[0].value)
 
@@ -166,14 +166,14 @@ def test_a_shared_link_reproduces_the_release():
     at = app(PAGE, query={"mech": "splu"})
     at.slider(key="w_m_splu_gamma").set_value(6).run()
     at.checkbox(key="w_m_splu_p__auto").uncheck().run()
-    at.slider(key="w_m_splu_p").set_value(0.4).run()
+    at.select_slider(key="w_m_splu_p").set_value(0.4).run()
     at.number_input(key="w_seed").set_value(5).run()
     link = dict(at.query_params)
     assert link["gamma"] == "6" and link["p"] == "0.4" and link["seed"] == "5"
     other = app(PAGE, query=link)
     no_exception(other)
     assert other.slider(key="w_m_splu_gamma").value == 6
-    assert other.slider(key="w_m_splu_p").value == pytest.approx(0.4)
+    assert other.select_slider(key="w_m_splu_p").value == pytest.approx(0.4)
     assert chart_data(other) == chart_data(at)
     assert metrics(other) == metrics(at)
 

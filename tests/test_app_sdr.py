@@ -46,12 +46,12 @@ def test_moving_rho2_changes_the_partition():
     at = app(SANITIZE, query=TOY)
     no_exception(at)
     before = _subtables(at).copy()
-    at.slider(key="w_m_sdr_rho2").set_value(0.5).run()
+    at.select_slider(key="w_m_sdr_rho2").set_value(0.5).run()
     no_exception(at)
     after = _subtables(at)
     assert not after.equals(before)
     assert at.query_params["rho2"] == "0.5"
-    at.slider(key="w_m_sdr_delta").set_value(0.2).run()
+    at.select_slider(key="w_m_sdr_delta").set_value(0.2).run()
     no_exception(at)
     # delta scales the bounds but never changes the partition
     assert _subtables(at)["rows"].tolist() == after["rows"].tolist()
@@ -162,7 +162,7 @@ def test_toy_sdr_chosen_on_home_opens_with_example1_exactly():
 @pytest.mark.slow
 def test_a_moved_slider_gets_the_paper_values_back_in_one_click():
     at = _toy_from_home()
-    at.slider(key="w_m_sdr_rho2").set_value(0.665).run()
+    at.select_slider(key="w_m_sdr_rho2").set_value(0.665).run()
     no_exception(at)
     assert _subtables(at)["γᵢ"].tolist() != pytest.approx([4, 10])
     button = next(b for b in at.button if b.key == "w_use_paper")
@@ -176,7 +176,7 @@ def test_a_moved_slider_gets_the_paper_values_back_in_one_click():
 @pytest.mark.slow
 def test_another_table_takes_the_suggestion_back_but_keeps_what_the_user_moved():
     at = _toy_from_home()
-    at.slider(key="w_m_sdr_rho2").set_value(0.5).run()
+    at.select_slider(key="w_m_sdr_rho2").set_value(0.5).run()
     at.switch_page("pages/0_Home.py").run()
     at.selectbox(key="w_sample").set_value("adult").run()
     no_exception(at)

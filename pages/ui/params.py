@@ -4,9 +4,10 @@ One function, :func:`param_inputs`, draws a widget per parameter and returns
 the raw values; the pages never name a parameter.  The widget kind follows
 the declaration:
 
-* ``presets`` -> ``st.select_slider`` over the presets (plus the current value);
-* ``int``/``float`` with both ends and at most 1,000 steps -> ``st.slider``,
-  otherwise ``st.number_input``;
+* ``float`` with both ends and at most 1,000 steps, or any ``presets`` ->
+  ``st.select_slider`` over the multiples of the step plus the default and
+  presets exactly (:func:`grid_options`); ``int`` with both ends and at most
+  1,000 steps -> ``st.slider``; otherwise ``st.number_input``;
 * ``choice`` -> ``st.radio`` (up to 4 choices) or ``st.selectbox``;
 * ``bool`` -> ``st.toggle``; ``text`` -> ``st.text_input``;
 * ``optional`` -> a checkbox "derive automatically" and, when unticked, the
@@ -112,6 +113,46 @@ def _fallback(p: Param) -> Any:
     return _clamp(p, lo if lo is not None else (hi if hi is not None else 0))
 
 
+def grid_options(p: Param, extra: Sequence[Any] = ()) -> list[float] | list[int] | None:
+    """The values a slider over ``p`` stops at, or None when ``p`` is not drawn as one.
+
+    A float parameter with both ends and a step (at most
+    :data:`MAX_SLIDER_STEPS` of them), or any parameter with presets, gets a
+    ``select_slider`` over the multiples of its step inside its interval
+    plus, exactly, its default, its presets (the papers' values: 1/13,
+    ln 3, 1/7) and any valid value in ``extra`` (the stored value, one set
+    by a button).  So the arrow keys move by one fine step and the papers'
+    values are stops of their own, labelled as the papers write them
+    (``1/13 ≈ 0.0769``), not rounded to the nearest step.  Integer
+    parameters without presets keep ``st.slider`` (their steps are exact).
+    """
+    if p.kind not in {"int", "float"} or (p.kind == "int" and not p.presets):
+        return None
+    step = p.step  # a declared step only: an undeclared one (a hundredth of the range) is no fine step
+    if p.low is None or p.high is None or not step or (p.high - p.low) / step > MAX_SLIDER_STEPS:
+        if not p.presets:
+            return None
+        grid = []
+    else:
+        grid = [float(f"{k * step:.12g}") for k in range(int(math.ceil(p.low / step - 1e-9)),
+                                                          int(math.floor(p.high / step + 1e-9)) + 1)]
+    exact = [p.default, *p.presets, *extra]
+    values: dict[float, float] = {}
+    for v in grid:
+        if p.contains(v):
+            values[round(v, 9)] = v
+    for v in exact:  # the papers' values replace a grid point they round to
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(v) and p.contains(v):
+            values[round(v, 9)] = v
+    if p.kind == "int":
+        return sorted({int(round(v)) for v in values.values()})
+    return sorted(values.values())
+
+
 def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
     """Draw the widget for a numeric (or choice/bool/text) parameter; return its value."""
     text = label(p)
@@ -129,13 +170,10 @@ def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> An
     if p.kind == "text":
         seed_widget(key, "" if start is None else str(start), lambda v: isinstance(v, str))
         return st.text_input(text, key=key, help=helps, disabled=disabled)
-    if p.presets:
+    options = grid_options(p, (start, st.session_state.get(key)))
+    if options is not None:
         value = _clamp(p, start)
-        options = sorted({float(v) for v in p.presets if p.contains(float(v))} | {float(value)})
-        if p.kind == "int":
-            options = sorted({int(v) for v in options})
-        seed_widget(key, options[min(range(len(options)), key=lambda i: abs(options[i] - value))],
-                    lambda v: v in options)
+        seed_widget(key, min(options, key=lambda o: abs(o - value)), lambda v: v in options)
         return st.select_slider(text, options=options, key=key, help=helps, disabled=disabled,
                                 format_func=preset_label)
     lo, hi = _range(p)
@@ -149,7 +187,9 @@ def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> An
     is_valid = (lambda v: isinstance(v, int) and not isinstance(v, bool)) if p.kind == "int" else \
         (lambda v: isinstance(v, float))
     seed_widget(key, value, lambda v: is_valid(v) and p.contains(v))
-    if lo is not None and hi is not None and (hi - lo) / step <= MAX_SLIDER_STEPS:
+    # a float without a declared step (differential inference x in [1, 1e7]) is typed: a hundredth of its range
+    # as the step would make its default unreachable
+    if lo is not None and hi is not None and (hi - lo) / step <= MAX_SLIDER_STEPS and (p.kind == "int" or p.step):
         fmt = None if p.kind == "int" else f"%.{_decimals(step)}f"
         return st.slider(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
                          disabled=disabled, format=fmt)
@@ -231,8 +271,7 @@ def set_values(params: Sequence[Param], ns: str, values: Mapping[str, Any]) -> N
         if p.optional:
             st.session_state[auto_key(ns, p)] = value is None
         if value is not None:
-            st.session_state[widget_key(ns, p)] = _clamp(p, value) if p.kind in {"int", "float"} and not p.presets \
-                else value
+            st.session_state[widget_key(ns, p)] = _clamp(p, value) if p.kind in {"int", "float"} else value
 
 
 def summary(params: Sequence[Param], values: Mapping[str, Any]) -> str:
