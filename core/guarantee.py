@@ -135,6 +135,9 @@ class Verdict:
         of what would work.
     notes : tuple of str
         Other things a steward should know beside the verdict (composition of answers, ...).
+    explains : tuple of str
+        The release's notes that this verdict restates (``Release.notes``): shown with the verdict, as its
+        explanation, and not again on their own, so each message appears once.
     """
 
     mechanism: str
@@ -148,6 +151,7 @@ class Verdict:
     reason: str = ""
     suggestion: Mapping[str, Any] | None = None
     notes: tuple[str, ...] = ()
+    explains: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -200,8 +204,8 @@ class Verdict:
 
     def evidence(self) -> str:
         """The figures that show a meets, as text."""
-        return ", ".join(f"{k.replace('_', ' ')} {fmt(v)}" for k, v in self.figures.items()
-                         if isinstance(v, (int, float)) and not isinstance(v, bool)) + "."
+        shown = [(k, v) for k, v in self.figures.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return ", ".join(f"{k.replace('_', ' ')} {fmt(v)}" for k, v in shown[:4]) + "."
 
     def suggestion_text(self) -> str:
         if not self.suggestion:
@@ -246,6 +250,26 @@ class Verdict:
             out["suggestion"] = dict(self.suggestion)
         return out
 
+    def cells(self) -> dict[str, str]:
+        """One text per outcome (:data:`SHORT` labels), filled for this verdict's outcome only (Home's table)."""
+        out = {SHORT[o]: "" for o in OUTCOMES}
+        if self.outcome == CANNOT_RUN:
+            text = self.reason
+            if self.suggestion:
+                text += f" What would work: {self.suggestion_text()}" + (
+                    " (meets its guarantee)." if self.suggestion.get("verified") else ".")
+        elif self.outcome == FAILS:
+            text = self.detail()
+            text += (f" Nearest setting that meets it: {self.suggestion_text()}." if self.suggestion
+                     else " No nearby setting meets it.")
+        else:
+            quals = self.qualifiers()
+            text = ("Yes, " + "; ".join(quals) + ".") if quals else ("Yes: " + self.evidence())
+            if self.suggestion:
+                text += f" {self.suggestion_text()} meets it on every record."
+        out[SHORT[self.outcome]] = text
+        return out
+
     def with_suggestion(self, suggestion: Mapping[str, Any] | None) -> "Verdict":
         return replace(self, suggestion=dict(suggestion) if suggestion else None)
 
@@ -256,6 +280,11 @@ def failure(part: str, measured: float, limit: float, count: int, of: int, unit:
     """A :class:`Failure` of an upper bound (``measured <= limit``) or, with ``upper=False``, a lower one."""
     by = (measured - limit) if upper else (limit - measured)
     return Failure(part, float(measured), float(limit), float(by), int(count), int(of), unit)
+
+
+def restating(notes, *phrases: str) -> tuple[str, ...]:
+    """The notes containing any of ``phrases`` (for :attr:`Verdict.explains`)."""
+    return tuple(n for n in notes if any(p in n for p in phrases))
 
 
 def judge(mechanism: str, guarantee: str, figures: Mapping[str, Any], failures=(), **kwargs) -> Verdict:

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import figures, samples
+from core import figures, guarantee, samples
 from core import session as session_file
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
@@ -211,26 +211,22 @@ with right:
     st.caption("As loaded, before any sanitization. Only the chosen SA and QI columns are used.")
 
 # ------------------------------------------------------------------ eligibility
-st.header("4. Which mechanisms can sanitize it?")
-st.caption("Each mechanism at its current parameters (change them on the Sanitize page). "
-           "A mechanism that is not eligible says which value blocks it and what would work.")
+st.header("4. Which mechanisms can sanitize it, and which meet their guarantee?")
+st.caption("Each mechanism at its current parameters and seed (change them on the Sanitize page), checked on "
+           "the release it produces: whether it can run, and whether that release meets the mechanism's own "
+           "guarantee (which part fails and the nearest setting that meets it), or the figures that show it does.")
 rows = []
 for name, mech in MECHANISMS.items():
     raw = state.mech_params(name)
     try:
         values = mech.resolve(raw)
-        ok, message, suggestion = cached.eligibility(data, data.key, name, cached.items(values))
+        cells = cached.verdict(data, data.key, name, cached.items(values), int(ss[state.SEED])).cells()
     except WorkbenchError as exc:
-        ok, message, suggestion, values = False, str(exc), None, raw
-    rows.append({
-        "mechanism": mech.title,
-        "parameters": summary(mech.params, values),
-        "eligible": "yes" if ok else "NO",
-        "why not / what would work": message or "",
-    })
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="eligibility_table",
-             column_config={"eligible": st.column_config.TextColumn("eligible", width="small"),
-                            "why not / what would work": st.column_config.TextColumn(width="large")})
+        values = raw
+        cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
+        cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = str(exc)
+    rows.append({"mechanism": mech.title, "parameters": summary(mech.params, values), **cells})
+st.table(pd.DataFrame(rows).set_index("mechanism"))
 
 st.header("5. Save this session")
 session_now = state.session_now(table)

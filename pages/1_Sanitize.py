@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import figures
+from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed
 from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
@@ -109,18 +109,26 @@ if numbers:
             col.metric(label, text, help=helps)
 
 # ------------------------------------------------------------------ eligibility
-ok, message, suggestion = cached.eligibility(data, data.key, name, cached.items(values))
-if not ok:
-    st.warning(md(message))
-    if suggestion:
-        symbols = {p.name: p.symbol or p.name for p in mech.params}
-        text = ", ".join(f"{symbols.get(k, k)} = {number(v)}" for k, v in suggestion.items())
+def _apply(sugg: dict) -> None:
+    """One-click fix: the suggested parameters become the current ones (widgets follow on the next run)."""
+    state.set_mech_params(name, {**state.mech_params(name), **sugg})
+    set_values(mech.params, ns, sugg)
 
-        def _apply(sugg=dict(suggestion)):
-            state.set_mech_params(name, {**state.mech_params(name), **sugg})
-            set_values(mech.params, ns, sugg)
 
-        st.button(f"Use {text}", key="w_apply_suggestion", on_click=_apply, type="primary")
+def _fix_button(verdict, key: str) -> None:
+    sugg = verdict.suggestion
+    if not sugg:
+        return
+    meets = " (meets its guarantee)" if sugg.get("verified") else ""
+    st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),), type="primary",
+              help="Sets these parameters; the release and its verdict are recomputed.")
+
+
+with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
+    verdict = cached.verdict(data, data.key, name, cached.items(values), int(seed))
+if verdict.outcome == guarantee.CANNOT_RUN:
+    st.warning(md(verdict.reason))
+    _fix_button(verdict, "w_apply_suggestion")
     st.stop()
 
 # ------------------------------------------------------------------ release
@@ -134,8 +142,22 @@ with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
 st.header("The release")
 st.caption(f"{mech.title} at {summary(mech.params, values)}, "
            f"seed {release.seed}: {len(release.tables)} published table(s), {release.rows_out:,} rows.")
+st.subheader("Its guarantee")
+st.caption(md(verdict.guarantee))
+box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
+box(md(f"**{verdict.label[0].upper() + verdict.label[1:]}"
+       + (", qualified" if verdict.meets and not verdict.plain else "") + f":** {verdict.detail()}"
+       + (f" Nearest setting that meets it: {verdict.suggestion_text()}." if verdict.suggestion
+          and not verdict.meets else "")
+       + (f" {verdict.suggestion_text()} meets it on every record." if verdict.suggestion and verdict.meets else "")
+       + ("" if verdict.suggestion or verdict.plain else " No nearby setting was found that meets it.")
+       + "".join(f"  \n{md(text)}" for text in verdict.explains)))  # the release's notes that say why, once
+_fix_button(verdict, "w_verdict_fix")
+for text in verdict.notes:
+    st.caption(md(text))
 for note in release.notes:
-    st.info(md(note))
+    if note not in verdict.explains:  # each message once: the verdict already says these
+        st.info(md(note))
 
 left, right = st.columns(2)
 with left:

@@ -145,22 +145,31 @@ def test_values_with_fprime_1_and_the_records_they_reveal_are_named_with_a_fix()
     # setting publishes 22,922 records (50.7%) in buckets of one record (posterior 1)
     at = app(SANITIZE, query=ADULT)
     no_exception(at)
-    warning = " ".join(plain(w.value) for w in at.warning)
-    assert "4 values have f′ = 1, which protects nothing" in warning
+    # the verdict: one warning (vacuous for the values with f' = 1), with the one-click fix
+    warnings = [plain(w.value) for w in at.warning]
+    assert len(warnings) == 1
+    warning = warnings[0]
+    assert "f′ = 1 for 4 value(s)" in warning and "vacuous" in warning
     for value in ("Adm-clerical", "Craft-repair", "Exec-managerial", "Prof-specialty"):
         assert f"'{value}'" in warning
-    assert "22,922 records (50.7%) are published in buckets that reveal their value" in warning
-    assert "lower θ to 7 or less" in warning and "set f′ by hand" in warning
+    assert "22,922 of 45,222 records (50.7%)" in warning
+    # the view below explains it in detail, as text rather than a second warning box
+    text = " ".join(plain(m.value) for m in at.markdown)
+    assert "4 values have f′ = 1, which protects nothing" in text
+    assert "22,922 records (50.7%) are published in buckets that reveal their value" in text
+    assert "lower θ to 7 or less" in text and "set f′ by hand" in text
     exposed = frame_with(at, "records revealed")
     assert exposed["records revealed"].sum() == 22_922
     assert set(exposed["value"]) == {"Adm-clerical", "Craft-repair", "Exec-managerial", "Prof-specialty"}
     info = " ".join(plain(i.value) for i in at.info)
     assert "a threshold of 1 is no limit" in info
     # one click: theta = 7 leaves no threshold at 1, so no bucket reveals a value
-    next(b for b in at.button if b.key == "bk_safe_theta").click().run()
+    fix = at.button(key="w_verdict_fix")
+    assert fix.label == "Use θ = 7 (meets its guarantee)"
+    fix.click().run()
     no_exception(at)
     assert at.query_params["theta"] == "7"
-    assert not [w for w in at.warning if "f′ = 1" in w.value]
+    assert not at.warning and at.success and "Meets its guarantee" in at.success[0].value
     assert not [d for d in at.dataframe if "records revealed" in d.value.columns]
 
 

@@ -236,3 +236,46 @@ def test_one_of_a_unit_is_singular():
 
     assert metric_parts("subtables", 1, "sdr")[1] == "1 sub-table"
     assert metric_parts("subtables", 3, "sdr")[1] == "3 sub-tables"
+
+
+# ------------------------------------------------------------------ the verdict (issue 13 §1)
+@pytest.mark.slow
+@pytest.mark.parametrize("mech, fails, fixed", [
+    ("splu", "T_p ≥ 0.6", {"gamma": 7}),
+    ("mondrian", "fails on 462 of 462 groups", {"beta": 0.135}),
+])
+def test_a_failed_guarantee_is_one_warning_with_a_one_click_fix(mech, fails, fixed):
+    at = app(PAGE, query={"mech": mech})
+    no_exception(at)
+    warnings = [plain(w.value) for w in at.warning]
+    assert len(warnings) == 1 and "Runs but does not meet its guarantee" in warnings[0] and fails in warnings[0]
+    shown = [plain(x.value) for x in (*at.info, *at.warning, *at.success)]
+    assert sum(fails in s for s in shown) == 1  # each message once, never as an info box
+    assert not at.success
+    at.button(key="w_verdict_fix").click().run()
+    no_exception(at)
+    for key, value in fixed.items():
+        assert at.session_state["wb_params"][mech][key] == pytest.approx(value)
+    assert not at.warning and "Meets its guarantee" in at.success[0].value
+
+
+@pytest.mark.slow
+def test_unpublished_records_are_never_a_plain_meets():
+    at = app(PAGE, query={"mech": "ambiguity"})
+    no_exception(at)
+    warnings = [plain(w.value) for w in at.warning]
+    assert len(warnings) == 1 and "Meets its guarantee, qualified" in warnings[0]
+    assert "16,942 of 45,222 records are not published" in warnings[0]
+    # the release's note explains the verdict inside the same warning, once, not as an info box
+    assert "fit in no group" in warnings[0]
+    assert not [i for i in at.info if "fit in no group" in i.value]
+    assert at.button(key="w_verdict_fix").label == "Use β = 0.143 (meets its guarantee)"
+
+
+def test_a_plain_meets_is_a_success_with_its_guarantee():
+    at = app(PAGE, query={"mech": "anatomy"})
+    no_exception(at)
+    assert not at.warning and "Meets its guarantee" in at.success[0].value
+    assert any("ℓ-diversity with ℓ = 5" in c.value for c in at.caption)
+    man = at.session_state  # the manifest carries the verdict (tested in test_guarantee); the page shows it
+    assert man is not None

@@ -209,7 +209,8 @@ class _Grouped(Mechanism):
         if unplaced:
             unpublished = {"records": unplaced, "of": data.n,
                            "by_value": dict(release.published.get("unplaced_by_value", {}))}
-        return G.judge(self.name, self.promise(values), figures, fails, unpublished=unpublished)
+        return G.judge(self.name, self.promise(values), figures, fails, unpublished=unpublished,
+                       explains=G.restating(release.notes, "fit in no group", "Theorem 6 would report"))
 
     def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
         """The smallest β (rounded up to 0.001) that places every record, when records are left out."""

@@ -274,7 +274,8 @@ class Bucketization(Mechanism):
                        f"guarantee is vacuous for them"
                        + (f"; {revealed:,} of {data.n:,} records ({revealed / data.n:.1%}) are published in buckets "
                           f"whose ST lists only their own value" if revealed else ""))
-        return G.judge(self.name, self.promise(values), figures, [fail], vacuous=vacuous)
+        return G.judge(self.name, self.promise(values), figures, [fail], vacuous=vacuous,
+                       explains=G.restating(release.notes, "a limit of 1 protects nothing", "lists only their own"))
 
     def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
         """The largest θ (steps of 0.5) keeping every f′ below 1, then smaller ones."""

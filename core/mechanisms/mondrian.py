@@ -465,7 +465,8 @@ class Mondrian(Mechanism):
                 worst = float(arr.max() if upper else arr.min())
                 fails.append(G.failure(part, worst, bound, int(bad.sum()), n_g,
                                        f"groups ({int(size[bad].sum()):,} records)", upper=upper))
-        return G.judge(self.name, self.promise(values), figures, fails)
+        return G.judge(self.name, self.promise(values), figures, fails,
+                       explains=G.restating(release.notes, "above β"))
 
     def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
         """β raised to the top value's share if needed, then the smallest k whose groups all meet β."""

@@ -768,7 +768,8 @@ class Reconstruction(Mechanism):
                        f"perturbation under another name"
                        + (f"; RP would start resampling from p ≈ {start:.3g}" if start is not None else
                           "; RP resamples nothing at any p for these QIs, λ and δ"))
-        return G.judge(self.name, self.promise(values), figures, [fail], vacuous=vacuous)
+        return G.judge(self.name, self.promise(values), figures, [fail], vacuous=vacuous,
+                       explains=tuple(release.notes) if vacuous else ())
 
     def first_open_p(self, data: Dataset, values: Mapping[str, Any]) -> float | None:
         """The smallest retention p at which some micro group fails the test under plain UP (bisection), or None."""

@@ -728,7 +728,8 @@ class SDR(Mechanism):
                        "largest_posterior": top,
                        "why": (f"{int(unprotected.sum())} value(s) with {recs:,} records are more frequent than ρ₁ "
                                f"and outside (ρ₁, ρ₂)-privacy (posterior up to {top:.3g})")}
-        return G.judge(self.name, self.promise(values), figures, [fail], outside=outside)
+        return G.judge(self.name, self.promise(values), figures, [fail], outside=outside,
+                       explains=G.restating(release.notes, "not protected by (ρ₁, ρ₂)-privacy"))
 
     # ------------------------------------------------------------ estimation
     def _records(self, release: Release) -> tuple[Records, Records]:

@@ -71,6 +71,14 @@ def eligibility(_data: Dataset, data_key: str, mechanism: str, params: tuple) ->
     return bool(e.ok), str(e.message), (dict(e.suggestion) if e.suggestion else None)
 
 
+@st.cache_data(max_entries=512, ttl=TTL, show_spinner=False)
+def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
+    """``core.mechanisms.verdict`` (with the nearest setting that meets the guarantee), on the cached release."""
+    ok = eligibility(_data, data_key, mechanism, params)[0]
+    rel = release(_data, data_key, mechanism, params, seed) if ok else None
+    return _mechanisms.verdict(_data, mechanism, dict(params), int(seed), release=rel)
+
+
 @st.cache_resource(max_entries=48, ttl=TTL, show_spinner=False)
 def release(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
     """``core.mechanisms.sanitize`` for resolved ``params`` and an int ``seed``."""

@@ -36,8 +36,8 @@ def render(release: Release, data: Dataset) -> None:
 
     unplaced = int(priv.get("unplaced", 0))
     if unplaced:
-        why = next((n for n in release.notes if "fit in no group" in n), "")
-        st.warning(f"**{unplaced:,} records are not published.** {md(why)}", icon="⚠️")
+        # the verdict above warns and says why (once); here which values they hold
+        st.markdown(f"**{unplaced:,} records are not published**, by value:")
         by_value = release.published.get("unplaced_by_value", {})
         if by_value:
             frame = pd.DataFrame({"value": list(by_value), "unplaced records": list(by_value.values())})

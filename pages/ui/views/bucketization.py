@@ -19,17 +19,12 @@ import pandas as pd
 import streamlit as st
 
 from core.experiments.seed003 import bucket_size_figure, fprime_figure, l_theta_figure
-from core.mechanisms import get
 from core.release import Release
 from core.table import Dataset
 
-from .. import state
 from ..fmt import md
-from ..params import set_values
 
 THETAS = (2, 4, 8, 16, 32)
-#: widget namespace of the Sanitize page's parameter widgets (``m_<mechanism>``)
-NS = "m_bucketization"
 #: f′ at or above this is a threshold of 1 (the mechanism's own tolerance, core.bucketing.EPS)
 ONE = 1 - 1e-9
 
@@ -118,7 +113,8 @@ def _exposure_warning(exp: Exposure, release: Release, data: Dataset) -> None:
     if k:
         fixes.append(f"or set f′ by hand for these values, below 1 and at least their share f (parameter f′ᵢ, "
                      f"e.g. {example})")
-    st.warning(" ".join(parts) + "  \n**What to do:** " + "; ".join(fixes) + ".")
+    # the verdict above says it in one line, with the one-click fix; here the detail, not a second warning box
+    st.markdown(" ".join(parts) + "  \n**What to do:** " + "; ".join(fixes) + ".")
     idx = np.flatnonzero((exp.revealed > 0) | np.isin(np.arange(data.m), exp.unprotected))
     fp = np.array([r["fprime"] for r in release.published["fprime"]], dtype=float)
     frame = pd.DataFrame({
@@ -133,13 +129,6 @@ def _exposure_warning(exp: Exposure, release: Release, data: Dataset) -> None:
     st.dataframe(frame, hide_index=True, key="bk_exposed",
                  column_config={c: st.column_config.NumberColumn(format="percent")
                                 for c in ("share f", "threshold f′", "share of the value revealed")})
-    if safe is not None and safe < theta:
-        def _lower_theta(value=float(safe)):
-            state.set_mech_params("bucketization", {**state.mech_params("bucketization"), "theta": value})
-            set_values(get("bucketization").params, NS, {"theta": value})
-
-        st.button(f"Use θ = {safe:g}: the largest θ that leaves no threshold at 1", key="bk_safe_theta",
-                  on_click=_lower_theta, type="primary")
 
 
 def setting_frame(release: Release) -> pd.DataFrame:
@@ -188,7 +177,7 @@ def render(release: Release, data: Dataset) -> None:
                f"{pub['bucket_setting'][-1][0]} records")
         if len(exp.unprotected):
             met += (f", but a threshold of 1 is no limit: the {len(exp.unprotected)} value"
-                    f"{'s' if len(exp.unprotected) > 1 else ''} with f′ = 1 (warning above) are not protected")
+                    f"{'s' if len(exp.unprotected) > 1 else ''} with f′ = 1 (above) are not protected")
         st.info(md(
             f"ℓ-diversity cannot give this protection on this table: it would need ℓ = {l_eq}, but no ℓ above "
             f"{l_max} is feasible because '{data.sa_labels[top_value]}' holds "

@@ -50,10 +50,9 @@ def render(release: Release, data: Dataset) -> None:
         "different sensitive values. A cut is made only if both halves keep k records and ℓ values, so most "
         f"groups end up between k and about twice the smallest allowed size; mean size {np.mean(sizes):.1f}.")
     assoc = float(p["max_association"])
-    if p.get("groups_above_beta"):
-        st.info(f"{p['groups_above_beta']:,} of {p['groups']:,} groups let an adversary link a member to one "
-                f"sensitive value with probability above β = {beta:g} (largest {assoc:.3f}): ℓ-diversity "
-                "counts different values, not their shares. Ambiguity bounds this share by β directly.")
+    if p.get("groups_above_beta"):  # the verdict above says how many groups exceed β; here why
+        st.caption(f"Largest share of one value in a group: {assoc:.3f}. ℓ-diversity counts different values, "
+                   "not their shares; Ambiguity bounds this share by β directly.")
     _group_browser(release, data)
 
 

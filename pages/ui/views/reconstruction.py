@@ -50,9 +50,8 @@ def render(release: Release, data: Dataset) -> None:
         f"Those {int(rs.sum()):,} groups (orange) were resampled: only about s_g of their records were "
         f"randomised. The more a value dominates, the smaller the group that gives it away.")
 
-    if not rs.any():
-        st.info("No micro group needed resampling at these settings: the release is plain uniform perturbation. "
-                "Raise λ, δ or p to see Algorithm 1 at work.")
+    if not rs.any():  # the verdict above says the release is UP under another name
+        st.caption("Raise λ, δ or p to see Algorithm 1 at work.")
         return
     idx = np.flatnonzero(rs)
     idx = idx[np.argsort(-(g.size[idx] - an.s_g[idx]), kind="stable")]
