@@ -36,6 +36,19 @@ td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;overflow-wrap:brea
 th{background:#f4f4f4}.cap{color:#555;font-size:.92em;margin:.2em 0 1.5em}
 pre{background:#f7f7f7;padding:1em;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere}
 .note{background:#eef5fb;border-left:4px solid #0072B2;padding:.5em 1em}.warn{background:#fff4e5;border-left:4px solid #D55E00;padding:.5em 1em}
+.rationale{white-space:pre-wrap;border-left:4px solid #999;padding:.3em 1em;background:#fafafa}
+.sign td{height:2.2em;min-width:14em}
+@page{size:A4 landscape;margin:12mm}
+@media print{
+body{max-width:none;margin:0;padding:0;font-size:10pt}
+h2{break-before:page;page-break-before:always;break-after:avoid;page-break-after:avoid}
+h2:first-of-type{break-before:auto;page-break-before:auto}
+.wide{overflow:visible;max-width:none}
+table{width:100%;page-break-inside:auto}tr,.fig,.note,.warn,.sign{break-inside:avoid;page-break-inside:avoid}
+thead{display:table-header-group}td,th{overflow-wrap:break-word}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.75em}
+.modebar,.modebar-container{display:none!important}
+}
 """
 
 
@@ -84,8 +97,19 @@ def relevant_bounds(mechanism: str) -> list[str]:
 
 def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, seed: int = 1,
           compare: Sequence[str] | None = None, queries: int = 2000, records: int = 2000,
-          progress: Callable[[float, str], None] | None = None) -> str:
-    """The report as one HTML string."""
+          progress: Callable[[float, str], None] | None = None, decision: Mapping[str, Any] | None = None,
+          pins: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The report as one HTML string.
+
+    ``decision`` is the steward's decision record
+    (:meth:`core.session.Decision.to_json`) and ``pins`` the pinned
+    settings it chose among (:meth:`core.session.Pin.to_json`); with a
+    decision the report opens with a "Decision" section (the chosen
+    setting, the alternatives with their verdicts, the rationale,
+    reviewers, date and lines to sign) and the manifest shown carries the
+    record.  The report prints on A4 landscape pages: each section starts
+    a page, table rows and figures are not split, wide cells wrap.
+    """
     mech = mechanisms.get(mechanism)
     compare = [c for c in (compare or []) if c != mechanism]
     names = [mechanism, *compare]
@@ -98,6 +122,9 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     parts.append(f"<p class='cap'>Generated {now} by the privacy-utility workbench {__version__}. "
                  f"Everything below is computed from the table and settings listed here; the manifest's "
                  f"command reproduces the release.</p>")
+
+    if decision:
+        parts.append(section("Decision") + decision_html(decision, pins))
 
     # ---------------------------------------------------------------- table
     say(0.05, "Table summary")
@@ -131,7 +158,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     parts.append("<p><b>Published with the data</b></p>" + _kv(release.published))
     parts.append("<p><b>Privacy checks</b></p>" + _kv(release.privacy))
     parts.append("<p><b>Manifest</b> (reproduce with the command in <code>reproduce</code>)</p>"
-                 f"<pre>{_e(json.dumps(release.manifest(), indent=2, ensure_ascii=False))}</pre>")
+                 f"<pre>{_e(json.dumps(release.manifest(decision), indent=2, ensure_ascii=False))}</pre>")
 
     # ---------------------------------------------------------------- bounds
     wanted = relevant_bounds(mechanism)
@@ -235,6 +262,37 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(mech.title)} on {_e(data.name)}: privacy-utility report</title>"
             f"<style>{_CSS}</style></head><body>{body}</body></html>")
+
+
+def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The decision record as HTML: what was chosen over what, why, by whom, when; every user text escaped."""
+    chosen = str(decision.get("chosen", ""))
+    verdicts = decision.get("verdicts") or {}
+    by_name = {str(p.get("name")): p for p in pins}
+    if chosen not in by_name and decision.get("setting"):
+        by_name[chosen] = {"name": chosen, **decision["setting"]}
+    names = [chosen, *[a for a in decision.get("alternatives", []) if a != chosen]]
+    rows = []
+    for name in names:
+        p = by_name.get(name, {})
+        title = mechanisms.MECHANISMS[p["mechanism"]].title if p.get("mechanism") in mechanisms.MECHANISMS else "–"
+        params = ", ".join(f"{k}={v}" for k, v in (p.get("params") or {}).items() if v is not None) or "defaults"
+        rows.append({"pin": name, "role": "chosen" if name == chosen else "alternative", "mechanism": title,
+                     "parameters": params if p else "–", "seed": p.get("seed", "–"),
+                     "verdict": verdicts.get(name, "–")})
+    out = [f"<p><b>Chosen:</b> {_e(chosen)}. <b>Alternatives considered:</b> "
+           f"{_e(', '.join(names[1:]) or 'none')}.</p>", _table(pd.DataFrame(rows))]
+    rationale = str(decision.get("rationale") or "")
+    out.append("<p><b>Rationale</b></p>" + (f"<div class='rationale'>{_e(rationale)}</div>" if rationale
+                                             else "<p class='warn'>No rationale was written.</p>"))
+    reviewers = [str(r) for r in decision.get("reviewers") or []]
+    date = str(decision.get("date") or "")
+    out.append(f"<p><b>Reviewers:</b> {_e(', '.join(reviewers) or 'none named')}. "
+               f"<b>Date:</b> {_e(date or 'not given')}.</p>")
+    sign = "".join(f"<tr><td>{_e(r)}</td><td></td><td></td></tr>" for r in (reviewers or ["", ""]))
+    out.append(f"<table class='sign'><thead><tr><th>reviewer</th><th>signature</th><th>date</th></tr></thead>"
+               f"<tbody>{sign}</tbody></table>")
+    return "\n".join(out)
 
 
 def compare_rows(data: Dataset, mechanism: str, raw: Mapping[str, Any], compare: Sequence[str],

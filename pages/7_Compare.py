@@ -10,6 +10,7 @@ import streamlit as st
 from core import figures
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
+from core.report import build as build_report
 from core.session import SessionError, make_decision
 from pages import ui
 from pages.ui import cached, state
@@ -177,11 +178,13 @@ def _record():
         ss["wb_decision_message"] = ("warning", str(exc))
         return
     ss[state.DECISION] = made
+    ss.pop("wb_decision_report", None)  # a report of an older record must not be downloaded as this one
     ss["wb_decision_message"] = ("success", f"Decision recorded: '{made.chosen}'.")
 
 
 def _clear():
     ss[state.DECISION] = None
+    ss.pop("wb_decision_report", None)
     ss.pop("wb_decision_draft", None)
     for key in ("w_decision_chosen", "w_decision_rationale", "w_decision_reviewers", "w_decision_date"):
         ss.pop(key, None)
@@ -212,5 +215,20 @@ if decision is not None:
         + (f" over {', '.join(repr(md(a)) for a in alts)}" if alts else "")
         + (f", reviewed by {md(', '.join(decision.reviewers))}" if decision.reviewers else "")
         + (f" on {decision.date}" if decision.date else "") + ".")
-    st.page_link("pages/5_Trade-offs.py", label="Build the report (Trade-offs page): it carries this decision",
-                 icon=":material/description:")
+    chosen = next((p for p in pins if p.name == decision.chosen), None)
+    others = list(dict.fromkeys(p.setting.mechanism for p in pins if p.name != decision.chosen))
+    if st.button("Build the report for the chosen pin", key="w_decision_report",
+                 help="The review-meeting report (HTML, prints to PDF from the browser) about the chosen setting, "
+                      "opening with this decision record; the other pins' mechanisms are compared in it."):
+        with st.spinner("Sanitizing, answering the queries and measuring the map for the report…"):
+            try:
+                ss["wb_decision_report"] = build_report(
+                    data, chosen.setting.mechanism, dict(chosen.setting.params), int(chosen.setting.seed), others,
+                    decision=decision.to_json(pins), pins=[p.to_json() for p in pins])
+            except WorkbenchError as exc:
+                st.error(md(exc))
+    if ss.get("wb_decision_report"):
+        st.download_button("Download the report (HTML)", ss["wb_decision_report"].encode("utf-8"),
+                           file_name=f"{data.name.replace(':', '_')}-decision-report.html", mime="text/html",
+                           key="w_decision_report_dl", on_click="ignore")
+        st.caption("Open it in a browser and print to PDF: each section starts a page, tables are not cut.")
