@@ -89,8 +89,9 @@ else:
         "Upload a table", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="w_upload",
         help="A header row, then one row per person. Comma, semicolon, tab or | separated text in UTF-8, "
              "or Parquet.")
-    st.caption("The file stays in this session's memory: it is never written to disk. A link or reload names "
-               "it by its content hash only and asks for the same file again; a saved session can embed it.")
+    st.caption("The file stays in this session's memory: it is never written to disk, no other session sees "
+               "it, and it leaves the server when this session ends. A link or reload names it by its content "
+               "hash only and asks for the same file again; a saved session can embed it.")
     if ss.get(state.WANT_UPLOAD) and not ss.get(state.UPLOAD):
         st.warning(md(uidata.want_upload_message()))
 
@@ -110,7 +111,7 @@ else:
             if table is None:
                 ss["wb_upload_error"] = {"file_id": uploaded.file_id, "message": message}
             else:
-                ss[state.UPLOAD] = {"name": uploaded.name, "file_id": uploaded.file_id, "table": table}
+                uidata.keep_upload(uploaded.name, uploaded.file_id, table)
                 ss["wb_upload_error"] = None
                 ss[state.WANT_UPLOAD] = None
         last_error = ss.get("wb_upload_error") or {}
@@ -120,7 +121,7 @@ else:
     if kept and (uploaded is None or uploaded.file_id == kept["file_id"]):
         st.success(f"Using '{md(kept['name'])}': {len(kept['table']):,} rows, {len(kept['table'].columns)} columns.")
         if st.button("Forget the uploaded table", key="w_forget_upload"):
-            ss[state.UPLOAD] = None
+            uidata.forget_upload()
             st.rerun()
     elif kept:
         st.caption(f"The earlier upload '{md(kept['name'])}' is still in use until a new file reads correctly.")

@@ -5,29 +5,215 @@ Each wrapper is keyed by primitives only: the dataset ``key``
 parameters as a sorted tuple of items (so an explicit default and an
 omitted one share an entry), the seed and the workload settings.  Objects
 that should not be hashed (the :class:`core.table.Dataset`, a ``Table``)
-are passed as underscore arguments, which Streamlit leaves out of the key.
+are passed as underscore arguments, left out of the key but for their
+*name* (the file name of an upload, which the manifest, the reproduce
+command and the download names carry).
 
-``st.cache_resource`` is used for results holding large arrays (tables,
-releases, workloads, evaluations): they are shared, not copied, and a
-:class:`core.release.Release` caches its query index in ``state`` so the
-second evaluation on it is faster.  Pages never mutate these objects.
-``st.cache_data`` holds the small, picklable results (curves,
-eligibility answers, query texts).  Every entry lives in memory only.
+Results holding large arrays (sample tables, encoded datasets, releases,
+workloads, evaluations, measured points) live in one
+:class:`core.lru.ByteLRU` (:func:`memo`): least recently used entries go
+once they take more than ``WORKBENCH_CACHE_MB`` megabytes together
+(:data:`core.lru.BUDGET_MB` by default), measured with numpy/pandas ``nbytes``.
+They are shared, not copied, and a :class:`core.release.Release` caches its
+query index in ``state`` (re-measured on every hit).  Pages never mutate
+these objects.
+
+**Uploads are private to their session.**  An entry computed from a table
+that is not a bundled sample (an upload) is stored under the session's id:
+no other session can hit it, even with the same bytes, and it is dropped
+when the session's browser tab disconnects (:func:`session_guard`).  The
+parsed upload itself lives only in ``st.session_state``; Streamlit keeps a
+disconnected session for ``server.disconnectedSessionTTL`` seconds (120 by
+default) so that a dropped connection can resume, and :func:`session_guard`
+closes it once that time is up, which frees its state and the uploaded
+bytes Streamlit holds.  When the last session has gone, the shared entries
+are dropped too and the memory is handed back (:func:`core.lru.give_back_memory`).
+
+``st.cache_data`` still holds the bounds' curves (no table data).  Every
+entry lives in memory only.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import inspect
 import json
-from typing import Any, Mapping
+import threading
+import time
+import weakref
+from typing import Any, Callable, Mapping
 
 import streamlit as st
 
 from core import evaluate as _evaluate
 from core import mechanisms as _mechanisms
 from core.bounds import BOUNDS
+from core.lru import ByteLRU, budget_bytes, give_back_memory, nbytes
 from core.table import Dataset, Table, bind, load_table
 
-TTL = 2 * 3600  # seconds; uploads leave memory at the latest after this
+TTL = 2 * 3600  # seconds; st.cache_data entries (curves, attack simulations) leave memory at the latest after this
+#: an upload's own entries are stored under its session's id; this scope is for bundled samples
+SHARED = None
+
+
+#: the store in use (for the event-loop callbacks, which run outside any script)
+_STORES: list[ByteLRU] = []
+
+
+@st.cache_resource(show_spinner=False, on_release=lambda lru: lru.clear())
+def store() -> ByteLRU:
+    """The process-wide byte-bounded cache (a cache resource, so Streamlit's "Clear caches" empties it)."""
+    lru = ByteLRU(budget_bytes(), size=lambda v: nbytes(v, skip=(Table, Dataset)))
+    _STORES[:] = [lru]
+    return lru
+
+
+def _purge(scope: str | None = None, everything: bool = False) -> None:
+    for lru in list(_STORES):
+        lru.clear() if everything else lru.purge(scope)
+
+
+# ---------------------------------------------------------------- sessions
+#: tables loaded from bundled samples (shared between sessions); anything else is session-private
+_SAMPLE_TABLES: "weakref.WeakSet[Table]" = weakref.WeakSet()
+#: sessions that have run a page and not been closed yet
+_LIVE: set[str] = set()
+#: session id -> monotonic time of its last disconnect
+_DISCONNECTED: dict[str, float] = {}
+#: sessions with a :func:`_close_if_gone` check pending on the event loop (one chain each)
+_SCHEDULED: set[str] = set()
+_SESSIONS_LOCK = threading.Lock()
+
+
+def session_id() -> str:
+    """The current Streamlit session's id (``"no-session"`` outside a script run)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else "no-session"
+
+
+def _disconnected_ttl() -> float:
+    return float(st.get_option("server.disconnectedSessionTTL"))
+
+
+def _session_released(sid: str) -> None:
+    """The session's tab disconnected (or the caches were cleared): drop its upload's derived results.
+
+    Called by Streamlit on the event-loop thread when the session
+    disconnects.  Its state stays in Streamlit's session storage for
+    ``server.disconnectedSessionTTL`` seconds so that a dropped connection
+    can resume; :func:`_close_if_gone` closes it after that.
+    """
+    _purge(sid)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # called from a script thread (caches cleared): nothing to schedule
+        loop = None
+    with _SESSIONS_LOCK:
+        _DISCONNECTED[sid] = time.monotonic()
+        first = sid not in _SCHEDULED
+        if loop is not None:
+            _SCHEDULED.add(sid)
+    if loop is not None and first:
+        loop.call_later(_disconnected_ttl() + 1, _close_if_gone, sid)
+    give_back_memory()
+
+
+def _close_if_gone(sid: str) -> None:
+    """On the event loop: close ``sid`` if it stayed disconnected for the whole TTL; look again later if not."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        with _SESSIONS_LOCK:
+            _SCHEDULED.discard(sid)
+        return
+    rt = Runtime.instance()
+    ttl = _disconnected_ttl()
+    loop = asyncio.get_running_loop()
+    with _SESSIONS_LOCK:
+        since = time.monotonic() - _DISCONNECTED.get(sid, 0.0)
+    if rt.is_active_session(sid):  # resumed: look again later (it may leave without a rerun)
+        loop.call_later(ttl + 1, _close_if_gone, sid)
+        return
+    if since < ttl:  # disconnected again since this check was scheduled
+        loop.call_later(ttl - since + 1, _close_if_gone, sid)
+        return
+    rt.close_session(sid)  # frees its session_state (the upload), its uploaded bytes and session caches
+    with _SESSIONS_LOCK:
+        _LIVE.discard(sid)
+        _DISCONNECTED.pop(sid, None)
+        _SCHEDULED.discard(sid)
+        last = not _LIVE
+    _purge(sid, everything=last)
+    give_back_memory()
+
+
+@st.cache_resource(scope="session", on_release=_session_released, show_spinner=False)
+def _guard(sid: str) -> str:
+    with _SESSIONS_LOCK:
+        _LIVE.add(sid)
+    return sid
+
+
+def session_guard() -> None:
+    """Register the current session so that its uploads leave memory when it ends (every page calls this)."""
+    sid = session_id()
+    if sid != "no-session":
+        _guard(sid)
+
+
+def forget_session_results() -> None:
+    """Drop what this session cached from its upload (it was replaced or forgotten) and give the memory back."""
+    _purge(session_id())
+    give_back_memory()
+
+
+def _scope(hidden: list[Any]) -> str | None:
+    """:data:`SHARED` when every table behind ``hidden`` is a bundled sample, else the session's id."""
+    tables = [h.table if isinstance(h, Dataset) else h for h in hidden if isinstance(h, (Dataset, Table))]
+    if any(t is None or t not in _SAMPLE_TABLES for t in tables):
+        return session_id()
+    return SHARED
+
+
+def memo(kind: str, spinner: str | None = None, remeasure: bool = False) -> Callable:
+    """Decorator: keep the function's results in :func:`store`, keyed by its plain arguments.
+
+    Underscore arguments are left out of the key, except for the name of a
+    ``Dataset`` or ``Table`` among them (the file name an upload carries into
+    manifests).  A result computed from a table that is not a bundled sample
+    is kept under the current session's id (:func:`_scope`), so it is never
+    served to another session and is purged when this one ends.
+    ``spinner`` is shown while the value is computed; ``remeasure`` sizes
+    the value again on every hit (it grows after it is stored).
+    """
+    def decorate(func: Callable) -> Callable:
+        signature = inspect.signature(func)
+        name = f"{func.__module__}.{func.__qualname__}"
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            plain = tuple((k, v) for k, v in bound.arguments.items() if not k.startswith("_"))
+            hidden = [v for k, v in bound.arguments.items() if k.startswith("_")]
+            names = tuple(h.name for h in hidden if isinstance(h, (Dataset, Table)))
+            scope = _scope(hidden)
+
+            def compute():
+                if spinner:
+                    with st.spinner(spinner):
+                        return func(*args, **kwargs)
+                return func(*args, **kwargs)
+
+            return store().get_or_compute((name, scope, names, plain), compute, scope=scope, kind=kind,
+                                          remeasure=remeasure)
+
+        return wrapper
+
+    return decorate
 
 
 def items(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -35,13 +221,15 @@ def items(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((str(k), v) for k, v in values.items()))
 
 
-@st.cache_resource(max_entries=6, ttl=TTL, show_spinner="Loading the sample table…")
+@memo("tables", spinner="Loading the sample table…")
 def sample_table(spec: str) -> Table:
-    """A bundled sample by spec (``"adult"``, ``"census:500000"``)."""
-    return load_table(spec)
+    """A bundled sample by spec (``"adult"``, ``"census:500000"``), shared between sessions."""
+    table = load_table(spec)
+    _SAMPLE_TABLES.add(table)
+    return table
 
 
-@st.cache_resource(max_entries=12, ttl=TTL, show_spinner="Encoding the chosen columns…")
+@memo("datasets", spinner="Encoding the chosen columns…")
 def dataset(_table: Table, content_hash: str, sa: str, qi: tuple[str, ...], bands: tuple = ()) -> Dataset:
     """``core.table.bind`` keyed by (content hash, SA, QIs, bands).
 
@@ -55,7 +243,7 @@ def band_items(bands: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     return tuple(sorted((str(c), json.dumps(spec, sort_keys=True)) for c, spec in (bands or {}).items()))
 
 
-@st.cache_data(max_entries=64, ttl=TTL, show_spinner=False)
+@memo("micro groups")
 def micro_groups(_data: Dataset, data_key: str) -> dict:
     """:func:`core.data.banding.micro_groups` of a dataset's QIs, as a dict."""
     from core.data.banding import micro_groups as _micro_groups
@@ -63,7 +251,7 @@ def micro_groups(_data: Dataset, data_key: str) -> dict:
     return _micro_groups(_data.qi_codes, _data.domains).to_json()
 
 
-@st.cache_data(max_entries=512, ttl=TTL, show_spinner=False)
+@memo("eligibility")
 def eligibility(_data: Dataset, data_key: str, mechanism: str, params: tuple) -> tuple[bool, str, dict | None]:
     """``Mechanism.eligibility`` as ``(ok, message, suggestion)``."""
     mech = _mechanisms.get(mechanism)
@@ -71,7 +259,7 @@ def eligibility(_data: Dataset, data_key: str, mechanism: str, params: tuple) ->
     return bool(e.ok), str(e.message), (dict(e.suggestion) if e.suggestion else None)
 
 
-@st.cache_data(max_entries=512, ttl=TTL, show_spinner=False)
+@memo("verdicts")
 def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
     """``core.mechanisms.verdict`` (with the nearest setting that meets the guarantee), on the cached release."""
     ok = eligibility(_data, data_key, mechanism, params)[0]
@@ -79,19 +267,19 @@ def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: 
     return _mechanisms.verdict(_data, mechanism, dict(params), int(seed), release=rel)
 
 
-@st.cache_resource(max_entries=48, ttl=TTL, show_spinner=False)
+@memo("releases", remeasure=True)
 def release(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
     """``core.mechanisms.sanitize`` for resolved ``params`` and an int ``seed``."""
     return _mechanisms.sanitize(_data, mechanism, dict(params), int(seed))
 
 
-@st.cache_resource(max_entries=12, ttl=TTL, show_spinner=False)
+@memo("workloads")
 def workload(_data: Dataset, data_key: str, kind: str, settings: tuple):
     """``core.evaluate.make_workload`` (true answers included)."""
     return _evaluate.make_workload(_data, kind, **dict(settings))
 
 
-@st.cache_resource(max_entries=128, ttl=TTL, show_spinner=False)
+@memo("evaluations")
 def evaluation(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int,
                kind: str, settings: tuple):
     """Sanitize (cached) and estimate every query of the workload (cached)."""
@@ -100,7 +288,7 @@ def evaluation(_data: Dataset, data_key: str, mechanism: str, params: tuple, see
     return _evaluate.evaluate_release(rel, wl)
 
 
-@st.cache_data(max_entries=16, ttl=TTL, show_spinner=False)
+@memo("query texts")
 def query_texts(_data: Dataset, data_key: str, kind: str, settings: tuple) -> list[str]:
     """Every query of the workload as text (hover labels)."""
     wl = workload(_data, data_key, kind, settings)
@@ -113,7 +301,7 @@ def curve(bound: str, params: tuple):
     return BOUNDS[bound].curve(dict(params))
 
 
-@st.cache_resource(max_entries=8, ttl=TTL, show_spinner=False)
+@memo("targets")
 def targets(_data: Dataset, data_key: str, records: int, seed: int):
     """The records sampled for the inference attack (same sample for every setting)."""
     from core.risk import targets as _targets
@@ -121,7 +309,7 @@ def targets(_data: Dataset, data_key: str, records: int, seed: int):
     return _targets(_data, records, seed)
 
 
-@st.cache_resource(max_entries=512, ttl=TTL, show_spinner=False)
+@memo("points")
 def point(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int, queries: int, records: int):
     """One mechanism setting measured for the risk-utility map (cached per point)."""
     from core.risk import measure_release

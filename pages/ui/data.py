@@ -4,8 +4,11 @@
 (:mod:`pages.ui.state`) into a :class:`core.table.Table` and a bound
 :class:`core.table.Dataset`, through the cached wrappers.  Uploads are
 parsed by :func:`handle_upload` (a plain function, testable without a
-browser) and kept as a parsed ``Table`` in the session; the bytes are never
-written to disk.
+browser) and kept as a parsed ``Table`` in ``st.session_state`` only; the
+bytes are never written to disk.  Results computed from it are cached under
+the session's id (:mod:`pages.ui.cached`) and dropped when the session ends
+or the upload is replaced or forgotten (:func:`keep_upload`,
+:func:`forget_upload`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import streamlit as st
 
 from core import samples
 from core.errors import WorkbenchError
+from core.lru import give_back_memory
 from core.release import Release
 from core.table import Dataset, Table, default_columns, load_table
 
@@ -33,15 +37,33 @@ def handle_upload(name: str, data: bytes) -> tuple[Table | None, str | None]:
 
     The message is the core's one-sentence :class:`WorkbenchError` text; any
     other failure (a library error on malformed input) gets one sentence
-    too, never a traceback.
+    too, never a traceback.  What a refused file's parse allocated is handed
+    back to the system at once (:func:`core.lru.give_back_memory`).
     """
     try:
         return load_table(bytes(data), filename=name), None
     except WorkbenchError as exc:
-        return None, str(exc)
+        message = str(exc)
     except Exception as exc:  # a reader bug on hostile input: still one sentence
-        return None, (f"'{name}' could not be read as a table ({type(exc).__name__}); "
-                      "choose a CSV, TSV or Parquet file with a header row.")
+        message = (f"'{name}' could not be read as a table ({type(exc).__name__}); "
+                   "choose a CSV, TSV or Parquet file with a header row.")
+    give_back_memory()
+    return None, message
+
+
+def keep_upload(name: str, file_id: str, table: Table) -> None:
+    """Make ``table`` this session's upload, dropping what was cached for the one before."""
+    ss = st.session_state
+    had = ss.get(state.UPLOAD)
+    ss[state.UPLOAD] = {"name": name, "file_id": file_id, "table": table}
+    if had:
+        cached.forget_session_results()
+
+
+def forget_upload() -> None:
+    """Drop this session's upload and everything cached from it, and give the memory back."""
+    st.session_state[state.UPLOAD] = None
+    cached.forget_session_results()
 
 
 def want_upload_message() -> str:

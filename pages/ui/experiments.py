@@ -8,9 +8,6 @@ and draws its figures, tables and notes with their captions.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-
 import streamlit as st
 
 from core import experiments as _experiments
@@ -18,7 +15,7 @@ from core.errors import WorkbenchError
 from core.table import Dataset
 
 from . import state
-from .cached import TTL, items
+from .cached import items, memo
 from .fmt import md
 from .params import param_inputs
 
@@ -53,37 +50,23 @@ def titled(fig, title: str):
     return out
 
 
-#: results kept for every session (aggregates; the key holds the table's content hash), oldest dropped first
-KEPT = 32
-
-
-@st.cache_resource(ttl=TTL, show_spinner=False)
-def _results() -> dict:
-    """``{"lock", "kept"}``: (data key, experiment, settings) -> ExperimentResult, oldest first."""
-    return {"lock": threading.Lock(), "kept": OrderedDict()}
-
-
 def _run(data: Dataset, name: str, settings: tuple, progress=None):
     """The experiment's result, computed once per (table, experiment, settings) and kept.
 
     Not an ``st.cache_*`` function on purpose: the experiment reports
     progress through a bar drawn by the page, and a cached function that
     draws through an element created outside it cannot be replayed
-    (``CacheReplayClosureError`` on the next rerun).  The store is a plain
-    dict kept by ``st.cache_resource``; the run happens outside it.
+    (``CacheReplayClosureError`` on the next rerun).  The result is kept in
+    the pages' byte-bounded store (:func:`pages.ui.cached.memo`, which calls
+    the function directly): shared for a bundled sample, private to the
+    session (and dropped with it) for an upload.
     """
-    store = _results()
-    key = (data.key, name, repr(settings))
-    with store["lock"]:
-        if key in store["kept"]:
-            store["kept"].move_to_end(key)
-            return store["kept"][key]
-    result = _experiments.get(name)(data, dict(settings), progress)
-    with store["lock"]:
-        store["kept"][key] = result
-        while len(store["kept"]) > KEPT:
-            store["kept"].popitem(last=False)
-    return result
+    return _kept(data, data.key, name, repr(settings), settings, progress)
+
+
+@memo("experiments")
+def _kept(_data: Dataset, data_key: str, name: str, settings_text: str, _settings: tuple, _progress=None):
+    return _experiments.get(name)(_data, dict(_settings), _progress)
 
 
 def render(page: str, data: Dataset, heading: str = "Figures from the papers") -> None:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.mechanisms import MECHANISMS
 
-from . import state
+from . import cached, state
 from .data import TableProblem, current_dataset, link_column_notes, table_label
 from .fmt import md
 from .params import summary
@@ -29,6 +29,7 @@ HOME = PAGES[0][0]
 def page_setup(title: str, icon: str) -> None:
     """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
+    cached.session_guard()  # the session's uploads leave memory when it ends
     state.init()
     notes = [*(st.session_state.get(state.URL_NOTES) or []), *link_column_notes()]
     for note in notes:

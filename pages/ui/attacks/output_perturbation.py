@@ -22,7 +22,7 @@ EPSILONS = (0.01, 0.05, 0.1, math.log(2), math.log(3), 1.0)
 LAMBDAS = (0.1, 0.2, 0.3, 0.5, 0.7)
 
 
-@st.cache_data(max_entries=32, ttl=cached.TTL, show_spinner=False)
+@cached.memo("attacks")
 def _run(_data: Dataset, data_key: str, epsilons: tuple, lambdas: tuple, groups: int, trials: int, min_size: int,
          seed: int):
     return output_perturbation(_data, epsilons, lambdas, groups, trials, min_size, seed)

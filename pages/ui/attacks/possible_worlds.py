@@ -34,7 +34,7 @@ NS = "atk_worlds"
 PAPER_GROUPS = [0, 0, 0, 0, 1, 1, 1, 1]
 
 
-@st.cache_resource(max_entries=8, ttl=cached.TTL, show_spinner=False)
+@cached.memo("releases")
 def _paper_release(_data: Dataset, data_key: str, mechanism: str):
     params = {"beta": 0.25, "alpha": 0.25, **({"split": "zipcode"} if mechanism == "priview" else {})}
     return release_from_groups(_data, mechanism, PAPER_GROUPS, params)

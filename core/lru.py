@@ -1,0 +1,305 @@
+"""A least-recently-used cache bounded in bytes, with entries scoped to an owner.
+
+The pages cache tables, encoded datasets, releases, workloads and
+evaluations.  Counting entries does not bound memory: one release of a
+5M-row table weighs as much as a thousand releases of a small one.  A
+:class:`ByteLRU` measures every value it keeps (:func:`nbytes`, the numpy
+and pandas buffers reachable from it) and evicts the least recently used
+entries until the total fits its budget.
+
+Each entry may carry a *scope* (the pages use the Streamlit session id for
+anything derived from an upload): :meth:`ByteLRU.purge` drops one scope's
+entries at once, so an upload's derived results leave memory when its
+session ends, whatever the budget.  :func:`give_back_memory` then runs the
+garbage collector and asks glibc to return freed heap pages to the system.
+
+This module has no streamlit import: the CLI, tests and the pages share it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import ctypes.util
+import functools
+import gc
+import sys
+import threading
+import types
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+import numpy as np
+import pandas as pd
+
+#: default byte budget of the pages' cache, in MB (environment variable ``WORKBENCH_CACHE_MB``)
+BUDGET_MB = 1024
+#: object-dtype cells sampled to estimate the bytes of a pandas column of Python objects
+SAMPLE = 1000
+
+
+def _object_bytes(values: np.ndarray) -> int:
+    """Pointers plus an estimate of the Python objects of an object array (sampled, not walked)."""
+    n = values.size
+    if n == 0:
+        return 0
+    flat = values.ravel()
+    step = max(1, n // SAMPLE)
+    sample = flat[::step][:SAMPLE]
+    mean = sum(sys.getsizeof(v) for v in sample) / len(sample)
+    return int(values.nbytes + mean * n)
+
+
+def _frame_bytes(frame: pd.DataFrame | pd.Series | pd.Index) -> int:
+    if isinstance(frame, pd.Series):
+        frame = frame.to_frame()
+    if isinstance(frame, pd.Index):
+        frame = frame.to_frame(index=False)
+    total = int(frame.memory_usage(index=True, deep=False).sum())
+    for col in range(frame.shape[1]):
+        series = frame.iloc[:, col]
+        if series.dtype == object:
+            total += _object_bytes(series.to_numpy()) - series.to_numpy().nbytes
+        elif isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "python":
+            total += _object_bytes(series.to_numpy(dtype=object)) - 8 * len(series)
+    return total
+
+
+def nbytes(value: Any, skip: tuple[type, ...] = ()) -> int:
+    """Bytes of the arrays and frames reachable from ``value`` (each buffer counted once).
+
+    Walks dataclasses, ``__dict__``/``__slots__`` objects, mappings and
+    sequences.  A numpy array counts its ``nbytes`` (a view counts nothing:
+    its base is counted where it is reached); object arrays and object
+    columns add an estimate of their Python objects from a sample of
+    :data:`SAMPLE` cells, so a 5M-row table is measured in milliseconds.
+    Instances of ``skip`` below the top level are not entered: the pages
+    skip the :class:`core.table.Table` and :class:`core.table.Dataset` a
+    result refers to, because those are measured as entries of their own (or
+    live in the session).  Small Python objects (numbers, short strings) are
+    counted by ``sys.getsizeof`` only as leaves.
+
+    Parameters
+    ----------
+    value : object
+        What to measure.
+    skip : tuple of type, optional
+        Types not entered below the top level.
+
+    Returns
+    -------
+    int
+        The estimated bytes.
+    """
+    seen: set[int] = set()
+    total = 0
+    stack: list[tuple[Any, bool]] = [(value, True)]
+    while stack:
+        obj, top = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if not top and skip and isinstance(obj, skip):
+            continue
+        if isinstance(obj, np.ndarray):
+            if obj.base is not None and isinstance(obj.base, np.ndarray):
+                stack.append((obj.base, False))
+            elif obj.dtype == object:
+                total += _object_bytes(obj)
+            else:
+                total += obj.nbytes
+            continue
+        if isinstance(obj, (pd.DataFrame, pd.Series, pd.Index)):
+            total += _frame_bytes(obj)
+            continue
+        if isinstance(obj, (str, bytes, bytearray, int, float, complex, bool, type(None))):
+            total += sys.getsizeof(obj)
+            continue
+        if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType,
+                            types.BuiltinFunctionType, functools.partial)):
+            continue  # code, not data
+        if isinstance(obj, dict):
+            stack.extend((v, False) for v in obj.values())
+            stack.extend((k, False) for k in obj.keys())
+            continue
+        if isinstance(obj, (list, tuple, set, frozenset)):
+            stack.extend((v, False) for v in obj)
+            continue
+        attrs = getattr(obj, "__dict__", None)
+        if attrs is not None:
+            stack.extend((v, False) for v in attrs.values())
+        for slot in getattr(type(obj), "__slots__", ()):
+            if hasattr(obj, slot):
+                stack.append((getattr(obj, slot), False))
+    return total
+
+
+def budget_bytes(variable: str = "WORKBENCH_CACHE_MB", default_mb: float = BUDGET_MB) -> int:
+    """The byte budget set in megabytes by the environment ``variable`` (0 caches nothing), else ``default_mb``.
+
+    Raises ``ValueError`` naming the variable when it is not a number of megabytes.
+    """
+    raw = os.environ.get(variable, "").strip()
+    if not raw:
+        return int(default_mb * 2**20)
+    try:
+        mb = float(raw)
+    except ValueError:
+        raise ValueError(f"{variable} must be a number of megabytes, 0 or more. Got {raw!r}.") from None
+    if not 0 <= mb < float("inf"):
+        raise ValueError(f"{variable} must be a number of megabytes, 0 or more. Got {raw!r}.")
+    return int(mb * 2**20)
+
+
+@dataclass
+class _Entry:
+    value: Any
+    size: int
+    scope: Hashable | None
+    kind: str
+
+
+class ByteLRU:
+    """Least-recently-used cache whose values together stay within ``budget`` bytes.
+
+    Thread-safe: the pages of every session call it from their own script
+    threads.  A value being computed for a key is computed once; other
+    threads asking for the same key wait for it (as ``st.cache_resource``
+    does).  One value larger than the whole budget is still kept, alone, so
+    the page that needs it does not recompute it on every rerun; it is the
+    first to go when anything else is stored.  Exceptions are not cached.
+
+    Parameters
+    ----------
+    budget : int
+        Bytes the kept values may take together (as measured by ``size``).
+    size : callable, optional
+        Measures a value in bytes; :func:`nbytes` by default.
+    """
+
+    def __init__(self, budget: int, size: Callable[[Any], int] | None = None) -> None:
+        if budget < 0:
+            raise ValueError(f"The byte budget must be 0 or more. Got {budget}.")
+        self.budget = int(budget)
+        self._size = size or nbytes
+        self._data: OrderedDict[Hashable, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+        self._computing: dict[Hashable, threading.Lock] = {}
+        self.total = 0
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._data
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], Any], *, scope: Hashable | None = None,
+                       kind: str = "", remeasure: bool = False) -> Any:
+        """The value kept for ``key``, or ``compute()`` kept under ``scope`` and returned.
+
+        ``remeasure`` re-measures a value on every hit, for values that grow
+        after they are stored (a release caches its query index).
+        """
+        with self._lock:
+            hit = self._hit(key, remeasure)
+            if hit is not _MISS:
+                return hit
+            lock = self._computing.setdefault(key, threading.Lock())
+        with lock:
+            with self._lock:
+                hit = self._hit(key, remeasure)
+                if hit is not _MISS:
+                    return hit
+            try:
+                value = compute()
+                size = int(self._size(value))
+                with self._lock:
+                    self._put(key, _Entry(value, size, scope, kind))
+                return value
+            finally:
+                with self._lock:
+                    if self._computing.get(key) is lock:
+                        del self._computing[key]
+
+    def _hit(self, key: Hashable, remeasure: bool) -> Any:
+        entry = self._data.get(key)
+        if entry is None:
+            return _MISS
+        self._data.move_to_end(key)
+        if remeasure:
+            size = int(self._size(entry.value))
+            self.total += size - entry.size
+            entry.size = size
+            self._evict(keep=key)
+        return entry.value
+
+    def _put(self, key: Hashable, entry: _Entry) -> None:
+        old = self._data.pop(key, None)
+        if old is not None:
+            self.total -= old.size
+        self._data[key] = entry
+        self.total += entry.size
+        self._evict(keep=key)
+
+    def _evict(self, keep: Hashable) -> None:
+        while self.total > self.budget and len(self._data) > 1:
+            oldest = next(k for k in self._data if k != keep)  # ``keep`` goes last: it is in use
+            self.total -= self._data.pop(oldest).size
+            self.evictions += 1
+
+    def purge(self, scope: Hashable) -> int:
+        """Drop every entry of ``scope``; returns how many were dropped."""
+        with self._lock:
+            gone = [k for k, e in self._data.items() if e.scope == scope]
+            for k in gone:
+                self.total -= self._data.pop(k).size
+        return len(gone)
+
+    def clear(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._data.clear()
+            self.total = 0
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """``{kind: {"entries", "bytes"}}`` of what is kept now."""
+        out: dict[str, dict[str, int]] = {}
+        with self._lock:
+            for e in self._data.values():
+                row = out.setdefault(e.kind, {"entries": 0, "bytes": 0})
+                row["entries"] += 1
+                row["bytes"] += e.size
+        return out
+
+
+_MISS = object()
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):  # musl or another libc without malloc_trim
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return trim
+
+
+_TRIM = _libc_malloc_trim()
+
+
+def give_back_memory() -> None:
+    """Collect garbage, then ask glibc to return free heap pages to the system (``malloc_trim(0)``).
+
+    Dropping a parsed upload frees its objects, but glibc keeps the freed
+    arenas mapped, so the process's resident memory stays high; ``malloc_trim``
+    hands them back.  A no-op for the trim on other platforms or libcs.
+    """
+    gc.collect()
+    if _TRIM is not None:
+        _TRIM(0)

@@ -1,0 +1,177 @@
+"""Uploads are private to their session: four browser contexts on one ``streamlit run app.py``.
+
+Session 1 uploads table A as ``alpha_ward.csv``; session 2 uploads the same
+bytes as ``beta_ward.csv``; session 3 uploads a different table B as
+``gamma_ward.csv``.  Each must see only its own file name and data on Home
+(the success line, the columns, the record count) and on Sanitize (the
+reproduce command, the manifest shown and downloaded, the download file
+name), also after the others have uploaded; a fourth session that uploads
+nothing sees none of them.  Before the fix, the parsed upload was cached
+across sessions by content hash, so session 2 got ``alpha_ward.csv`` in its
+manifest.  The server is started here on loopback and stopped by its PID.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.test_browser import ARGS, CHROMIUM, _free_port, _wait_healthy  # noqa: F401 (one server recipe)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+NAMES = ("alpha_ward.csv", "beta_ward.csv", "gamma_ward.csv")
+
+
+def _csv(columns: tuple[str, str, str], rows: int, seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({
+        columns[0]: rng.integers(20, 70, rows),
+        columns[1]: rng.choice([f"Z{i:02d}" for i in range(12)], rows),
+        columns[2]: rng.choice([f"cond_{i}" for i in range(8)], rows),
+    })
+    return frame.to_csv(index=False).encode()
+
+
+TABLE_A = _csv(("age_a", "zip_a", "dx_alpha"), 400, 1)
+TABLE_B = _csv(("age_b", "zone_b", "dx_bravo"), 300, 2)
+
+
+@pytest.fixture(scope="module")
+def server():
+    import subprocess
+    import sys
+
+    from tests.test_browser import ROOT
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_healthy(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()  # this PID only
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _open(browser, server):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page = context.new_page()
+    page.goto(server, timeout=60_000)
+    page.get_by_text("Choose a table").first.wait_for(timeout=60_000)
+    return context, page
+
+
+def _upload(page, name: str, data: bytes) -> None:
+    page.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+        files=[{"name": name, "mimeType": "text/csv", "buffer": data}])
+    page.get_by_text(f"Using '{name}'").wait_for(timeout=60_000)
+    page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
+
+
+def _home_text(page) -> str:
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Home").click()
+    page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
+    page.get_by_text("Which mechanisms can sanitize it?").wait_for(timeout=60_000)
+    return page.inner_text("body")
+
+
+def _sanitize(page) -> tuple[str, str, dict, str]:
+    """(page text, reproduce command, downloaded manifest, manifest download name) on Sanitize."""
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Sanitize").click()
+    code = page.locator('[data-testid="stCode"]').first
+    code.wait_for(timeout=90_000)
+    page.get_by_text("Manifest as JSON").click()
+    with page.expect_download(timeout=60_000) as info:
+        page.get_by_role("button", name="Manifest (JSON)").click()
+    download = info.value
+    manifest = json.loads(Path(download.path()).read_text(encoding="utf-8"))
+    return page.content(), code.inner_text(), manifest, download.suggested_filename
+
+
+def _assert_only(text: str, own: str | None) -> None:
+    for name in NAMES:
+        if name == own:
+            assert name in text, f"{name} missing from its own session"
+        else:
+            assert name not in text, f"{name} shown in the session of {own}"
+
+
+def _check_session(page, own: str, rows: int, columns: tuple[str, ...], others: tuple[str, ...]) -> None:
+    home = _home_text(page)
+    _assert_only(home, own)
+    assert f"{rows:,} rows" in home
+    for c in columns:
+        assert c in home
+    for c in others:
+        assert not re.search(rf"\b{c}\b", home), f"column {c} of another table shown to {own}"
+    content, command, manifest, filename = _sanitize(page)
+    _assert_only(content, own)
+    _assert_only(command, own)
+    _assert_only(json.dumps(manifest), own)
+    assert filename.startswith(own), filename
+    assert own in command.split()
+
+
+def test_two_browsers_see_only_their_own_upload(server, browser):
+    opened = []
+    try:
+        c1, p1 = _open(browser, server)
+        opened.append(c1)
+        _upload(p1, "alpha_ward.csv", TABLE_A)
+        _check_session(p1, "alpha_ward.csv", 400, ("dx_alpha",), ("dx_bravo", "zone_b"))
+
+        c2, p2 = _open(browser, server)
+        opened.append(c2)
+        _upload(p2, "beta_ward.csv", TABLE_A)  # the same bytes under another name
+        _check_session(p2, "beta_ward.csv", 400, ("dx_alpha",), ("dx_bravo", "zone_b"))
+
+        c3, p3 = _open(browser, server)
+        opened.append(c3)
+        _upload(p3, "gamma_ward.csv", TABLE_B)
+        _check_session(p3, "gamma_ward.csv", 300, ("dx_bravo",), ("dx_alpha", "zip_a"))
+
+        # the first two still see only their own, after the others uploaded
+        _check_session(p1, "alpha_ward.csv", 400, ("dx_alpha",), ("dx_bravo", "zone_b"))
+        _check_session(p2, "beta_ward.csv", 400, ("dx_alpha",), ("dx_bravo", "zone_b"))
+
+        # a session that uploads nothing sees no upload, on a sample or with the upload source chosen
+        c4, p4 = _open(browser, server)
+        opened.append(c4)
+        _assert_only(_home_text(p4), None)
+        p4.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
+        p4.get_by_text("Upload a file above").wait_for(timeout=60_000)
+        _assert_only(p4.content(), None)
+        p4.locator('[data-testid="stSidebarNav"] a', has_text="Sanitize").click()
+        p4.get_by_text("No file is uploaded yet").wait_for(timeout=60_000)
+        _assert_only(p4.content(), None)
+    finally:
+        for context in opened:
+            context.close()

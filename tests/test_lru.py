@@ -1,0 +1,117 @@
+"""core.lru: the byte-bounded cache the pages keep tables, datasets and releases in."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core.lru import BUDGET_MB, ByteLRU, budget_bytes, give_back_memory, nbytes
+from core.table import Dataset, Table, bind, load_table
+
+
+def test_nbytes_counts_arrays_once_and_views_not_at_all():
+    a = np.zeros(1000, dtype=np.float64)
+    assert nbytes(a) == 8000
+    assert nbytes({"a": a, "b": a, "view": a[:10]}) == 8000 + nbytes("a") + nbytes("b") + nbytes("view")
+    assert nbytes([a, np.ones(10, dtype=np.int32)]) == 8040
+
+
+def test_nbytes_estimates_object_columns_from_a_sample():
+    frame = pd.DataFrame({"x": np.arange(100_000), "s": [f"value {i % 7}" for i in range(100_000)]})
+    exact = int(frame.memory_usage(index=True, deep=True).sum())
+    assert nbytes(frame) == pytest.approx(exact, rel=0.05)
+
+
+def test_nbytes_skips_the_table_behind_a_dataset_below_the_top():
+    table = load_table("adult")
+    data = bind(table, "occupation", ("age", "sex"))
+    whole, own = nbytes(data), nbytes(data, skip=(Table, Dataset))
+    assert own < whole
+    assert whole - own == pytest.approx(nbytes(table), rel=0.01)
+    assert own >= data.sa_codes.nbytes + sum(c.nbytes for c in data.qi_codes)
+
+
+def test_byte_budget_evicts_least_recently_used():
+    lru = ByteLRU(budget=10_000)
+    for k in "abc":
+        lru.get_or_compute(k, lambda: np.zeros(400, dtype=np.float64))  # 3200 bytes each
+    lru.get_or_compute("a", lambda: pytest.fail("a is kept"))  # a is now the most recent
+    lru.get_or_compute("d", lambda: np.zeros(400, dtype=np.float64))
+    assert "b" not in lru and {"a", "c", "d"} <= set(lru._data)
+    assert lru.total == 9600 <= lru.budget and lru.evictions == 1
+
+
+def test_one_value_over_budget_is_kept_alone_then_goes_first():
+    lru = ByteLRU(budget=1000)
+    lru.get_or_compute("small", lambda: np.zeros(10))
+    lru.get_or_compute("big", lambda: np.zeros(1000))
+    assert list(lru._data) == ["big"] and lru.total == 8000
+    lru.get_or_compute("small", lambda: np.zeros(10))
+    assert list(lru._data) == ["small"] and lru.total == 80
+
+
+def test_remeasure_sees_a_value_grow():
+    lru = ByteLRU(budget=10**6)
+    state: dict = {}
+    lru.get_or_compute("r", lambda: state, remeasure=True)
+    assert lru.total == 0
+    state["index"] = np.zeros(100, dtype=np.int64)
+    lru.get_or_compute("r", lambda: None, remeasure=True)
+    assert lru.total == 800 + nbytes("index")
+
+
+def test_purge_drops_one_scope_only():
+    lru = ByteLRU(budget=10**6)
+    lru.get_or_compute(("x", "s1"), lambda: np.zeros(10), scope="s1", kind="releases")
+    lru.get_or_compute(("x", "s2"), lambda: np.zeros(20), scope="s2", kind="releases")
+    lru.get_or_compute(("x", None), lambda: np.zeros(30), kind="tables")
+    assert lru.purge("s1") == 1
+    assert set(lru._data) == {("x", "s2"), ("x", None)}
+    assert lru.stats() == {"releases": {"entries": 1, "bytes": 160}, "tables": {"entries": 1, "bytes": 240}}
+    lru.clear()
+    assert len(lru) == 0 and lru.total == 0
+
+
+def test_a_key_is_computed_once_by_concurrent_callers_and_errors_are_not_kept():
+    lru = ByteLRU(budget=10**6)
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.05)
+        return np.zeros(3)
+
+    threads = [threading.Thread(target=lru.get_or_compute, args=("k", slow)) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+
+    def fail():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        lru.get_or_compute("bad", fail)
+    assert "bad" not in lru and not lru._computing
+
+
+def test_negative_budget_is_refused_and_give_back_memory_runs():
+    with pytest.raises(ValueError, match="0 or more"):
+        ByteLRU(-1)
+    give_back_memory()
+
+
+def test_budget_from_the_environment(monkeypatch):
+    monkeypatch.setenv("WORKBENCH_CACHE_MB", "1.5")
+    assert budget_bytes() == 1.5 * 2**20
+    monkeypatch.delenv("WORKBENCH_CACHE_MB")
+    assert budget_bytes() == BUDGET_MB * 2**20
+    for bad in ("lots", "-1", "inf", "nan"):
+        monkeypatch.setenv("WORKBENCH_CACHE_MB", bad)
+        with pytest.raises(ValueError, match="WORKBENCH_CACHE_MB must be a number of megabytes"):
+            budget_bytes()
