@@ -90,7 +90,8 @@ def _open(browser, server):
 
 def _upload(page, name: str, data: bytes) -> None:
     page.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(
+    page.locator('[data-testid="stFileUploader"]', has_text="Upload a table").locator(
+        'input[type="file"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}])
     page.get_by_text(f"Using '{name}'").wait_for(timeout=60_000)
     page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
