@@ -167,7 +167,7 @@ def proposal(table: Table):
     return _proposal(table, f"{table.name}|{table.content_hash}")
 
 
-@st.cache_data(max_entries=16, ttl=cached.TTL, show_spinner=False)
+@cached.memo("proposals")
 def _proposal(_table: Table, table_id: str):
     from core.table import proposal as _core_proposal
 
