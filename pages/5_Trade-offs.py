@@ -26,12 +26,12 @@ ss = st.session_state
 FROM_LINK = "wb_to_from_link"
 if FROM_LINK not in ss:  # the page's first run in this session: were its settings in the link?
     ss[FROM_LINK] = "to" in st.query_params
-#: measured settings kept for every session (points are aggregates; the key holds the table's content hash)
+#: measured settings kept per table (shared for a bundled sample, private to the session for an upload)
 KEPT = 4096
 
 
-@st.cache_resource(ttl=cached.TTL, show_spinner=False)
-def _results() -> dict:
+@cached.memo("trade-off points", remeasure=True)
+def _results(_data, data_key: str) -> dict:
     """``{"lock", "outcomes"}``: job key -> ("point", Point) or ("skipped", message), oldest first."""
     return {"lock": threading.Lock(), "outcomes": OrderedDict()}
 
@@ -156,7 +156,7 @@ if not jobs:
     st.info("Choose at least one mechanism to put on the map.")
     st.stop()
 
-results = _results()
+results = _results(data, data.key)
 keys = [_job_key(data.key, name, params, seed, queries, records) for name, params in jobs]
 known = sum(k in results["outcomes"] for k in keys)
 # every setting measured before (in any session, for this table and these settings): draw without the button

@@ -88,13 +88,24 @@ def _open(browser, server):
     return context, page
 
 
+def _idle(page) -> None:
+    """Until the app has finished its current run (Streamlit's script state on the app root)."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=\"stApp\"]'); "
+        "return a && a.getAttribute('data-test-script-state') === 'notRunning'; }",
+        timeout=60_000, polling=50)
+
+
 def _upload(page, name: str, data: bytes) -> None:
     page.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
-    page.locator('[data-testid="stFileUploader"]', has_text="Upload a table").locator(
-        'input[type="file"]').set_input_files(
+    uploader = page.locator('[data-testid="stFileUploader"]', has_text="Upload a table")
+    uploader.wait_for(timeout=60_000)
+    _idle(page)
+    uploader.locator('input[type="file"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}])
     page.get_by_text(f"Using '{name}'").wait_for(timeout=60_000)
     page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
+    _idle(page)
 
 
 def _home_text(page) -> str:
