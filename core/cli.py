@@ -296,6 +296,18 @@ def build_parser() -> argparse.ArgumentParser:
     read_args(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
+    p = sub.add_parser("experiment", help="a figure or table of the papers' evaluations, with the paper's "
+                       "statements beside ours and a verdict")
+    p.add_argument("name", nargs="?", metavar="NAME", help="a figure or table, e.g. 000-fig8 (see --list)")
+    p.add_argument("--list", action="store_true", help="list every figure and table of the five evaluation sections")
+    p.add_argument("--data", metavar="DATA", help="run on this table instead of the paper's data stand-in")
+    p.add_argument("--sensitive", "--sa", metavar="COL", help="sensitive attribute of --data")
+    p.add_argument("--qi", nargs="+", metavar="COL", help="QI columns of --data")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="an experiment setting (default: the paper's)")
+    p.add_argument("--out", metavar="FILE.html", help="also write the figures, tables and verdict as HTML")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("list", help="list samples, mechanisms and bounds")
     p.add_argument("--json", action="store_true", help="print JSON")
     return parser
@@ -681,7 +693,57 @@ def cmd_report(args) -> dict[str, Any]:
             "_text": f"wrote {out_path} ({len(html_text.encode('utf-8')) / 2**20:.1f} MB, opens offline)"}
 
 
-COMMANDS = {"inspect": cmd_inspect, "sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list,
+def cmd_experiment(args) -> dict[str, Any]:
+    from pathlib import Path
+
+    from . import papers
+    from .errors import DataError, ParameterError
+    from .release import jsonable
+    from .table import load_dataset
+
+    if args.list:
+        if args.name:
+            raise ParameterError("Give either --list or a NAME, not both.")
+        entries = papers.listing()
+        text = "\n".join(f"{e['key']:<22} seed {e['seed']} {e['number']}: {e['caption']}" for e in entries)
+        return {"items": entries, "_text": text}
+    if not args.name:
+        raise ParameterError("Name a figure or table (e.g. 000-fig8), or use --list to see them.")
+    item = papers.get(args.name)
+    if (args.sensitive or args.qi) and not args.data:
+        raise ParameterError("--sensitive and --qi choose the columns of --data; give --data too.")
+    raw = _params(args)
+    if args.out:
+        out_path = Path(args.out)
+        if not out_path.parent.exists():
+            raise DataError(f"The folder '{out_path.parent}' does not exist; create it or choose another --out.")
+    if item.experiment is not None:
+        papers.settings(item, raw)  # setting errors before the (slower) load
+    elif raw:
+        raise ParameterError(f"{item.number} of seed {item.seed} has no experiment to take settings "
+                             f"({item.why_no_experiment}).")
+    data = load_dataset(args.data, args.sensitive, _qi(args.qi)) if args.data else None
+    standin = args.data or (item.standin if item.experiment else "no data (a table of settings)")
+    result, verdict, rows = papers.run(item, data, raw)
+    out = {"key": item.key, "seed": item.seed, "number": item.number, "caption": item.caption,
+           "experiment": item.experiment, "data": standin,
+           "settings": papers.settings(item, raw) if item.experiment else None,
+           "verdict": verdict, "statements": [r.as_dict() for r in rows],
+           "notes": list(result.notes) if result else [],
+           "tables": {t: f.to_dict(orient="records") for t, f, _ in result.tables} if result else {}}
+    lines = [f"seed {item.seed} {item.number} on {standin}: {verdict}"]
+    lines += [f"  [{r.verdict}] {r.statement}: paper {r.paper}; ours {r.ours}" + (f" ({r.why})" if r.why else "")
+              for r in rows]
+    if args.out:
+        Path(args.out).write_text(papers.html_report(item, result, verdict, rows, standin), encoding="utf-8")
+        out["written"] = args.out
+        lines.append(f"wrote {args.out}")
+    out = jsonable(out)
+    out["_text"] = "\n".join(lines)
+    return out
+
+
+COMMANDS = {"inspect": cmd_inspect, "experiment": cmd_experiment, "sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list,
             "tradeoff": cmd_tradeoff, "recommend": cmd_recommend, "report": cmd_report}
 
 

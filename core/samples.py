@@ -173,6 +173,21 @@ _SAMPLES: tuple[Sample, ...] = (
         source="Generated from " + _ADULT_SOURCE,
     ),
     Sample(
+        name="occ",
+        title="Occ-N-d (CENSUS-like with density d, seed 004 §9.1)",
+        description=(
+            "Seed 004's Occ-100K-d tables: N rows (default 100,000) drawn with replacement from the first "
+            "ceil(N/d) rows of census:N, so only about (100/d)% of the rows are distinct records and each "
+            "repeats about d times: the larger d, the denser the table (seed 004 §9.1). Spec occ:N:d, "
+            "d from 1 to 100 (default 1, which is census:N itself)."
+        ),
+        sa="occupation",
+        qi=("age", "workclass", "education", "marital_status", "race", "sex", "native_country"),
+        sized=True,
+        default_size=100_000,
+        source="Generated from census:N (itself from " + _ADULT_SOURCE + ")",
+    ),
+    Sample(
         name="hospital",
         title="Hospital diagnoses (synthetic, 1,200 ICD-9-like codes)",
         description=(
@@ -313,11 +328,23 @@ def _parse(spec: str) -> tuple[Sample, int | None]:
         if size_text is not None:
             raise DataError(
                 f"The sample {name!r} has a fixed size and takes no ':N'; "
-                "only census[:N] and hospital[:N] do."
+                "only census[:N], hospital[:N] and occ[:N[:d]] do."
             )
         return sample, None
     if size_text is None:
         return sample, sample.default_size
+    if sample.name == "occ":
+        size_part, _, density = size_text.partition(":")
+        digits = size_part.strip().replace("_", "").replace(",", "") or str(sample.default_size)
+        if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= MAX_SIZE:
+            raise DataError(f"The size in {spec.strip()!r} must be a whole number of rows from 1 to {MAX_SIZE:,} "
+                            "(e.g. occ:100000:3).")
+        size = int(digits)
+        text = density.strip() or "1"
+        if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= 100:
+            raise DataError(f"The density in {spec.strip()!r} must be a whole number d from 1 to 100 "
+                            "(e.g. occ:100000:3).")
+        return sample, (size, int(text))
     digits = size_text.replace("_", "").replace(",", "")
     if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= MAX_SIZE:
         raise DataError(
@@ -374,7 +401,32 @@ def _build(name: str, size: int | None) -> pd.DataFrame:
         return _census(size)
     if name == "hospital":
         return _hospital(size)
+    if name == "occ":
+        return _occ(*(size if isinstance(size, tuple) else (size or 100_000, 1)))
     return _TOYS[name]()
+
+
+OCC_SEED = 20_100_503
+
+
+def _occ(size: int, density: int) -> pd.DataFrame:
+    """Seed 004's Occ-N-d: N rows drawn with replacement from the first ceil(N/d) rows of census:N.
+
+    Seed 004 §9.1 says only that "the sensitive values are distributed to
+    (100/d)% of tuples" and that a larger d is denser.  We read it as: the
+    rows are copies of a pool of (100/d)% of the tuples (QI values and
+    occupation together, keeping their correlation), so each distinct
+    record repeats about d times and a QI-group can cover fewer distinct QI
+    values.  d = 1 is census:N unchanged.  The draw uses a fixed seed per
+    (N, d), so a spec always gives the same table.
+    """
+    base = _census(size)
+    if density == 1:
+        return base
+    pool = -(-size // density)
+    rng = np.random.default_rng([OCC_SEED, size, density])
+    rows = (rng.random(size) * pool).astype(np.int64)
+    return base.iloc[rows].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------

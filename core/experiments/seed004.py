@@ -22,6 +22,7 @@ MECHANISMS.md section 5.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Mapping
 
 import numpy as np
@@ -412,3 +413,150 @@ def group_size_figure(sizes: np.ndarray, k: int, l: int) -> go.Figure:
     fig.update_xaxes(title_text="records in the group (each hides among them)", rangemode="tozero")
     fig.update_yaxes(title_text="groups")
     return fig
+
+
+# ------------------------------------------------------------------ density (Occ-100K-d) and timing, §9.2-9.3
+def densify(data: Dataset, d: int, seed: int = 0) -> Dataset:
+    """``data`` made d times denser as seed 004 §9.1's Occ-100K-d: n rows drawn from the first ceil(n/d).
+
+    Same reading as the ``occ:N:d`` sample (:func:`core.samples._occ`):
+    every row is a copy of one of ceil(n/d) pool rows, so only about
+    (100/d)% of the rows are distinct.  d = 1 returns ``data``.
+    """
+    from dataclasses import replace
+
+    if d <= 1:
+        return data
+    pool = -(-data.n // d)
+    rows = (np.random.default_rng([seed, data.n, d]).random(data.n) * pool).astype(np.int64)
+    return replace(data, name=f"{data.name} (density d = {d})", content_hash=f"{data.content_hash}|dense{d}@{seed}",
+                   sa_codes=data.sa_codes[rows], qi_codes=tuple(c[rows] for c in data.qi_codes), rows_dropped=0,
+                   table=None, row_index=None)
+
+
+def _timed(data: Dataset, mech: str, raw: dict, seed: int, repeats: int) -> tuple[float | None, str | None, Any]:
+    times, release = [], None
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        try:
+            release = mechanisms.sanitize(data, mech, raw, seed + r)
+        except WorkbenchError as exc:
+            return None, str(exc), None
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)), None, release
+
+
+def _line_fig(title: str, x, series: dict[str, list], x_title: str, y_title: str) -> go.Figure:
+    fig = go.Figure()
+    for i, (name, ys) in enumerate(series.items()):
+        fig.add_trace(go.Scatter(x=x, y=[np.nan if y is None else y for y in ys], mode="lines+markers", name=name,
+                                 line={"color": COLOURS.get(name, PALETTE[i % len(PALETTE)])},
+                                 hovertemplate=f"{name}<br>%{{x}}: %{{y:.3g}}<extra></extra>"))
+    fig.update_layout(title={"text": title, "x": 0}, height=400, margin={"l": 60, "r": 20, "t": 60, "b": 60},
+                      legend={"orientation": "h", "y": -0.22, "x": 0})
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title, rangemode="tozero")
+    return fig
+
+
+def _time_ab(data: Dataset, s: dict[str, Any], progress=None) -> ExperimentResult:
+    alphas = parse_list(s["alphas"], "alphas", float, 1e-6, 1.0)
+    betas = parse_list(s["betas"], "betas", float, 1e-6, 1.0)
+    rows, notes = [], []
+    grid = [(a, b) for b in betas for a in alphas]
+    for i, (a, b) in enumerate(grid):
+        _tick(progress, i / len(grid), f"Ambiguity at α = {a:g}, β = {b:g}…")
+        t, err, rel = _timed(data, "ambiguity", {"alpha": a, "beta": b}, s["seed"], s["repeats"])
+        if err:
+            notes.append(f"α = {a:g}, β = {b:g}: {err}")
+        rows.append({"α": a, "β": b, "seconds here": t,
+                     "groups": None if rel is None else rel.privacy.get("groups")})
+    _tick(progress, 1.0, "done")
+    frame = pd.DataFrame(rows)
+    series = {f"β = {b:g}": [r["seconds here"] for r in rows if r["β"] == b] for b in betas}
+    fig = _line_fig(f"Ambiguity construction time, {data.name} ({data.n:,} rows)", alphas, series, "α", "seconds")
+    return ExperimentResult(
+        figures=[("Ambiguity construction time against α and β", fig,
+                  f"Median of {s['repeats']} runs on this machine, one line per β. The paper's times (C++, 2.8 GHz, "
+                  "Occ-500K) are drawn in its Fig. 11 only; the extracted text prints none, so no ratio can be "
+                  "given; its statement is that time is not linear in α or β.")],
+        tables=[("Construction time", frame, "Seconds and the number of QI-groups built.")],
+        notes=notes, data={"rows": rows, "alphas": alphas, "betas": betas})
+
+
+def _time_density(data: Dataset, s: dict[str, Any], progress=None) -> ExperimentResult:
+    ds = parse_list(s["densities"], "densities", int, 1, 100)
+    betas = parse_list(s["betas"], "betas", float, 1e-6, 1.0)
+    rows, notes = [], []
+    for i, d in enumerate(ds):
+        dense = densify(data, d, s["seed"])
+        for b in betas:
+            _tick(progress, (i + 0.5) / len(ds), f"d = {d}, β = {b:g}…")
+            t, err, rel = _timed(dense, "ambiguity", {"alpha": s["alpha"], "beta": b}, s["seed"], s["repeats"])
+            if err:
+                notes.append(f"d = {d}, β = {b:g}: {err}")
+            rows.append({"d": d, "β": b, "seconds here": t,
+                         "groups": None if rel is None else rel.privacy.get("groups")})
+    _tick(progress, 1.0, "done")
+    series = {f"β = {b:g}": [r["seconds here"] for r in rows if r["β"] == b] for b in betas}
+    fig = _line_fig(f"Ambiguity construction time against density, {data.name}", ds, series,
+                    "density d (about (100/d)% of the rows distinct)", "seconds")
+    return ExperimentResult(
+        figures=[("Ambiguity construction time against density d", fig,
+                  "Each table is the loaded one made d times denser (rows drawn from its first ⌈n/d⌉). The paper "
+                  "finds sparser tables faster; its times are drawn only (no numbers in the text).")],
+        tables=[("Construction time", pd.DataFrame(rows), f"Median of {s['repeats']} runs, α = {s['alpha']:g}.")],
+        notes=notes, data={"rows": rows, "densities": ds, "betas": betas})
+
+
+def _loss_density(data: Dataset, s: dict[str, Any], progress=None) -> ExperimentResult:
+    ds = parse_list(s["densities"], "densities", int, 1, 100)
+    series: dict[str, list] = {"Ambiguity": [], "PriView": []}
+    rows, notes = [], []
+    for i, d in enumerate(ds):
+        _tick(progress, i / len(ds), f"d = {d}: queries, Ambiguity and PriView…")
+        dense = densify(data, d, s["seed"])
+        wl = seed004(dense, s["selectivities"], s["attrs"], s["groupbys"], s["max_cells"], s["seed"])
+        for label, mech in (("Ambiguity", "ambiguity"), ("PriView", "priview")):
+            try:
+                rel = mechanisms.sanitize(dense, mech, {"alpha": s["alpha"], "beta": s["beta"]}, s["seed"])
+                v = _mean(evaluate_release(rel, wl))
+                groups, unplaced = rel.privacy.get("groups"), rel.privacy.get("unplaced", 0)
+            except WorkbenchError as exc:
+                notes.append(f"{label} at d = {d}: {exc}")
+                v, groups, unplaced = None, None, None
+            series[label].append(v)
+            rows.append({"d": d, "mechanism": label, "mean relative error": v, "groups": groups,
+                         "mean group size": (dense.n - (unplaced or 0)) / groups if groups else None,
+                         "unplaced records": unplaced})
+    _tick(progress, 1.0, "done")
+    fig = _line_fig(f"Information loss against density, {data.name}, α = {s['alpha']:g}, β = {s['beta']:g}", ds,
+                    series, "density d (about (100/d)% of the rows distinct)", "mean relative error")
+    return ExperimentResult(
+        figures=[("Information loss against density: (a) Ambiguity, (b) PriView", fig,
+                  "Mean relative error of seed 004's GROUP BY cells on the loaded table made d times denser. The "
+                  "paper finds denser tables less accurate for both, because their QI-groups are larger.")],
+        tables=[("Information loss", pd.DataFrame(rows), "Per density and mechanism, with the groups built.")],
+        notes=notes, data={"densities": ds, "errors": series, "rows": rows})
+
+
+_DENS = Param("densities", "d", "Densities d to compare, comma separated (1 = the table as loaded).", "1,2,3,4,5",
+              kind="text", paper="seed 004 §9.1: 1 ≤ d ≤ 5")
+_REPEATS = Param("repeats", "runs", "Runs per setting (the median is reported).", 1, kind="int", low=1, high=20)
+_ALPHAS = Param("alphas", "α", "Values of α, comma separated.", "0.05,0.1,0.2", kind="text",
+                paper="seed 004 Fig. 11: not printed in the text")
+_BETAS_T = Param("betas", "β", "Values of β, comma separated.", "0.025,0.05,0.1", kind="text",
+                 paper="seed 004 Fig. 12: 0.1, 0.05, 0.025")
+
+EXPERIMENTS += [
+    Experiment("seed004-time-vs-alpha-beta", "Ambiguity: construction time against α and β (seed 004 Fig. 11)",
+               "seed 004 §9.2, Fig. 11", "Seconds to build the Ambiguity scheme on the loaded table at each α and β.",
+               (_ALPHAS, _BETAS_T, _REPEATS, SEED), _time_ab, page="papers", order=53),
+    Experiment("seed004-time-vs-density", "Ambiguity: construction time against density (seed 004 Fig. 12)",
+               "seed 004 §9.2, Fig. 12", "Seconds to build the Ambiguity scheme on denser copies of the loaded table "
+               "(Occ-100K-d), one line per β.", (ALPHA, _DENS, _BETAS_T, _REPEATS, SEED), _time_density, page="papers", order=54),
+    Experiment("seed004-loss-vs-density", "Ambiguity and PriView: information loss against density (seed 004 Fig. 15)",
+               "seed 004 §9.3, Fig. 15", "Seed 004's GROUP BY workload answered from Ambiguity and PriView on denser "
+               "copies of the loaded table (Occ-100K-d).",
+               (ALPHA, BETA, _DENS, SELECTIVITIES, _ATTRS_A, GROUPBYS, CELLS, SEED), _loss_density, page="papers", order=55),
+]

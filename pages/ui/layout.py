@@ -22,6 +22,7 @@ PAGES = (
     ("pages/5_Trade-offs.py", "Trade-offs", "⚖️"),
     ("pages/6_Guided_tour.py", "Guided tour", "🧭"),
     ("pages/7_Compare.py", "Compare", "📌"),
+    ("pages/8_Papers.py", "Papers", "📄"),
 )
 HOME = PAGES[0][0]
 

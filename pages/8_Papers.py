@@ -1,0 +1,143 @@
+"""Papers: every figure and table of the five papers' evaluation sections, one click each.
+
+Per seed, in the paper's order: the number and caption, the experiment
+that reproduces it (``core.papers.ITEMS``), its settings (the paper's by
+default), and after Run our figures beside a table of the paper's printed
+statements against ours with a verdict.  Runs use the paper's data
+stand-in unless the user picks the loaded table.  Results are cached per
+(item, data, settings) with a spinner drawn outside the cached function
+(no progress bar crosses the cache boundary).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import experiments as _experiments
+from core import papers
+from core.errors import WorkbenchError
+from core.table import load_dataset
+from pages import ui
+from pages.ui.cached import TTL, items
+from pages.ui.data import TableProblem, current_dataset
+from pages.ui.experiments import titled
+from pages.ui.fmt import md
+from pages.ui.params import param_inputs
+
+ui.page_setup("Papers", "📄")
+ss = st.session_state
+STORE = "wb_papers"
+store = ss.setdefault(STORE, {"verdicts": {}, "settings": {}, "done": set()})
+
+st.title("Papers")
+st.markdown(
+    "Every figure and table of the five papers' evaluation sections, in the paper's order. **Run** computes it "
+    "on the paper's data stand-in with the paper's parameters (or on the loaded table), draws our figure and "
+    "sets the paper's printed statements beside ours with a verdict: *reproduced*, *reproduced in trend* "
+    "(direction or order holds, not the value) or *not reproduced* (with the reason, naming data differences).")
+
+
+@st.cache_resource(max_entries=3, ttl=TTL, show_spinner=False)
+def _standin(spec: str, sa: str | None, qi: tuple[str, ...] | None):
+    return load_dataset(spec, sa, qi)
+
+
+@st.cache_resource(max_entries=24, ttl=TTL, show_spinner=False)
+def _run(key: str, _data, data_key: str, settings: tuple):
+    item = papers.get(key)
+    result = _experiments.get(item.experiment).run(_data, dict(settings), None)
+    return result, *papers.judge(item, result)
+
+
+VERDICT_ICON = {papers.REPRODUCED: "✅", papers.TREND: "🟡", papers.NOT: "❌"}
+
+
+def _verdict_text(verdict: str | None) -> str:
+    return f"{VERDICT_ICON.get(verdict, '')} {verdict}" if verdict else "not run yet"
+
+
+def _item(item: papers.Item) -> None:
+    key = item.key
+    st.markdown(f"**{md(item.number)}**: {md(item.caption)}")
+    st.caption(f"{item.section}. Stand-in: {item.standin}." + (f" Data differences: {item.differences}."
+                                                                 if item.differences else ""))
+    if item.experiment is None:
+        verdict, rows = papers.judge(item, None)
+        store["verdicts"][key] = verdict
+        st.caption(f"No experiment: {item.why_no_experiment}.")
+        st.markdown(f"Verdict: **{md(_verdict_text(verdict))}**")
+        st.dataframe(papers.rows_frame(rows), hide_index=True, key=f"pp_rows_{key}")
+        return
+    exp = _experiments.get(item.experiment)
+    source = st.radio("Data", ["the paper's stand-in", "the loaded table"], horizontal=True, key=f"w_pp_src_{key}",
+                      help="The stand-in is a bundled sample sized as the paper's data; the loaded table is the one "
+                           "chosen on Home.")
+    with st.expander("Settings (the paper's by default)"):
+        defaults = {**{p.name: p.default for p in exp.params}, **dict(item.params)}
+        raw = param_inputs(exp.params, {**defaults, **store["settings"].get(key, {})}, f"pp_{key}", columns=4)
+        store["settings"][key] = raw
+    try:
+        settings = papers.settings(item, raw)
+    except WorkbenchError as exc:
+        st.warning(md(exc))
+        return
+    if source == "the loaded table":
+        try:
+            data = current_dataset()
+        except TableProblem as exc:
+            st.warning(md(exc))
+            return
+        label = data.name
+    else:
+        data, label = None, item.standin
+    run_key = (key, source, items(settings))
+    if st.button("Run", key=f"w_pp_run_{key}", type="primary") or run_key in store["done"]:
+        try:
+            with st.spinner(f"Seed {item.seed} {item.number} on {label}…"):
+                if data is None:
+                    data = _standin(item.data, item.sa, item.qi)
+                result, verdict, rows = _run(key, data, data.key, items(settings))
+        except WorkbenchError as exc:
+            st.warning(md(exc))
+            return
+        store["done"].add(run_key)
+        store["verdicts"][key] = verdict
+        st.markdown(f"Verdict on {md(label)}: **{md(_verdict_text(verdict))}**")
+        left, right = st.columns([3, 2]) if result.figures else (None, st.container())
+        if left is not None:
+            with left:
+                for i, (title, fig, caption) in enumerate(result.figures[:1]):
+                    st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
+                    st.caption(caption)
+        with right:
+            st.markdown("**The paper beside ours**")
+            st.dataframe(papers.rows_frame(rows), hide_index=True, key=f"pp_rows_{key}")
+        for i, (title, fig, caption) in enumerate(result.figures[1:], start=1):
+            st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
+            st.caption(caption)
+        for note in result.notes:
+            st.info(md(note))
+        for i, (title, frame, caption) in enumerate(result.tables):
+            st.markdown(f"**{md(title)}**")
+            st.dataframe(frame, hide_index=True, key=f"pp_table_{key}_{i}", placeholder="")
+            st.caption(caption)
+    else:
+        st.caption("Press Run to compute it (a few seconds to about half a minute; the result is kept).")
+
+
+groups = papers.by_seed()
+tabs = st.tabs([f"Seed {seed}" for seed in groups])
+for tab, (seed, its) in zip(tabs, groups.items()):
+    with tab:
+        st.subheader(f"Seed {seed}: {papers.SEEDS[seed]}")
+        names = [i.key for i in its]
+        chosen = st.selectbox("Figure or table", names, key=f"w_pp_item_{seed}",
+                              format_func=lambda k: f"{papers.get(k).number}: {papers.get(k).caption}")
+        _item(papers.get(chosen))
+        st.markdown(f"**Every figure and table of seed {seed}**")
+        st.dataframe(pd.DataFrame([{"figure or table": i.number, "caption": i.caption, "data": i.standin,
+                                    "experiment": i.experiment or "none", "verdict": _verdict_text(
+                                        store["verdicts"].get(i.key) or (papers.judge(i, None)[0]
+                                                                        if i.experiment is None else None))}
+                                   for i in its]), hide_index=True, key=f"pp_summary_{seed}")

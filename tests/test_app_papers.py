@@ -1,0 +1,31 @@
+"""AppTest of the Papers page: every seed's figures and tables listed, one run with its verdict."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import app, no_exception
+
+from core import papers
+
+PAGE = "pages/8_Papers.py"
+
+
+def test_lists_every_item_per_seed_before_any_run():
+    at = app(PAGE)
+    no_exception(at)
+    summaries = [d.value for d in at.dataframe]
+    listed = sum(len(f) for f in summaries if "figure or table" in f.columns)
+    assert listed == len(papers.ITEMS)
+    # nothing runs before a button: only the static parameter tables carry a verdict yet
+    assert not any(m.value.startswith("Verdict on") for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_run_one_item_shows_the_paper_beside_ours():
+    at = app(PAGE)
+    at.selectbox(key="w_pp_item_004").set_value("004-fig10").run()
+    at.button(key="w_pp_run_004-fig10").click().run()
+    no_exception(at)
+    rows = [d.value for d in at.dataframe if "paper's statement" in d.value.columns]
+    assert rows and rows[-1]["verdict"].iloc[0] == papers.NOT  # seed 004's tab is drawn last
+    assert any(m.value.startswith("Verdict on census:100000") and "not reproduced" in m.value for m in at.markdown)
