@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true", help="list every figure and table of the five evaluation sections")
     p.add_argument("--data", metavar="DATA", help="run on this table instead of the paper's data stand-in")
     p.add_argument("--sensitive", "--sa", metavar="COL", help="sensitive attribute of --data")
-    p.add_argument("--qi", nargs="+", metavar="COL", help="QI columns of --data")
+    p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help="QI columns of --data; " + QI_HELP)
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="an experiment setting (default: the paper's)")
     p.add_argument("--out", metavar="FILE.html", help="also write the figures, tables and verdict as HTML")
@@ -722,7 +722,7 @@ def cmd_experiment(args) -> dict[str, Any]:
     elif raw:
         raise ParameterError(f"{item.number} of seed {item.seed} has no experiment to take settings "
                              f"({item.why_no_experiment}).")
-    data = load_dataset(args.data, args.sensitive, _qi(args.qi)) if args.data else None
+    data = load_dataset(args.data, args.sensitive, args.qi) if args.data else None
     standin = args.data or (item.standin if item.experiment else "no data (a table of settings)")
     result, verdict, rows = papers.run(item, data, raw)
     out = {"key": item.key, "seed": item.seed, "number": item.number, "caption": item.caption,
