@@ -146,5 +146,8 @@ def test_a_clean_link_gives_no_note():
                                            "gamma": "4", "seed": "0", "bound": "splu-utility", "bound.gamma": "10",
                                            "wl": "seed000", "wl.queries": "600", "cmp": "splu,anatomy"})
     no_exception(at)
-    assert not at.warning, [w.value for w in at.warning]
+    # gamma = 4 misses SPLU's own small-sum guarantee: that verdict is the one warning, and no link note
+    notes = [w.value for w in at.warning if "link" in w.value.lower()]
+    assert not notes, notes
+    assert [w.value for w in at.warning if "guarantee" not in w.value] == []
     assert at.session_state["wb_seed"] == 0
