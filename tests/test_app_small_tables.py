@@ -78,3 +78,17 @@ def test_every_page_works_on_small_and_two_column_tables(name, banded):
                 assert any("nothing to draw" in i.value for i in at.info)
         if banded and title == "Sanitize":
             assert "Banded: age (equal width 10)" in " ".join(str(c.value) for c in at.sidebar.caption)
+
+
+def test_bands_travel_in_the_link_and_a_bad_one_is_named():
+    from tests.conftest import app
+
+    at = app(query={"data": "adult", "sa": "occupation", "qi": "age,sex", "band.age": "18,25,35,50,65"})
+    no_exception(at)
+    assert at.session_state["wb_bands"] == {"age": {"method": "cuts", "cuts": [18, 25, 35, 50, 65]}}
+    groups = next(df.value for df in at.dataframe if "micro groups" in df.value.columns)
+    assert list(groups["micro groups"]) == ["145", "12"]  # age x sex: 74 x 2 cells used, then 6 bands x 2
+    assert at.query_params["band.age"] in ("18,25,35,50,65", ["18,25,35,50,65"])
+    at = app(query={"data": "adult", "sa": "occupation", "qi": "age,sex", "band.age": "ten"})
+    assert any("Ignored from the link" in w.value and "ten" in w.value for w in at.warning)
+    assert not at.session_state["wb_bands"]

@@ -46,7 +46,7 @@ key                    holds
 URL format (``st.query_params``), written by every page from the plain keys
 and read once, on a session's first run::
 
-    ?data=adult&sa=occupation&qi=age,sex&mech=uniform&p=auto&rho1=1/13&rho2=1/6&seed=1
+    ?data=adult&sa=occupation&qi=age,sex&band.age=10&mech=uniform&p=auto&rho1=1/13&rho2=1/6&seed=1
      &bound=splu-utility&bound.gamma=10&wl=seed000&wl.queries=5000&wl.max_attrs=3&wl.seed=0&cmp=uniform,dbr
      &cmp.match=false
 
@@ -401,6 +401,20 @@ def apply_session(session: Session, upload: dict | None = None) -> None:
 
 
 # ---------------------------------------------------------------- URL
+def _band_params(bands: Mapping[str, Any], qi) -> dict[str, str]:
+    """``band.<column>`` = the ``--band`` spec (``10``, ``q5``, ``18,25,35``) of each banded QI."""
+    from core.data.banding import Banding
+
+    out = {}
+    for column, spec in bands.items():
+        if column in qi:
+            try:
+                out[f"band.{column}"] = Banding.from_spec(column, spec).text().partition("=")[2]
+            except WorkbenchError:
+                continue
+    return out
+
+
 def url_params() -> dict[str, str]:
     """The current shared state as query parameters (strings)."""
     ss = st.session_state
@@ -419,6 +433,7 @@ def url_params() -> dict[str, str]:
             out["sa"] = str(ss[SA])
         if ss.get(QI):
             out["qi"] = ",".join(map(str, ss[QI]))
+            out.update(_band_params(ss.get(BANDS) or {}, ss[QI]))
     mech = ss.get(MECH)
     if mech in MECHANISMS:
         out["mech"] = mech
@@ -525,6 +540,15 @@ def restore(query: Mapping[str, Any]) -> list[str]:
             notes.append("Ignored from the link: an empty list of QI columns (qi=).")
     if link_columns:
         ss[LINK_COLUMNS] = link_columns
+    for key in [k for k in q if k.startswith("band.")]:
+        used.add(key)
+        column = key[len("band."):]
+        try:
+            from core.data.banding import parse as parse_band
+
+            ss[BANDS] = {**(ss.get(BANDS) or {}), column: parse_band(f"{column}={q[key]}").spec()}
+        except WorkbenchError as exc:
+            notes.append(f"Ignored from the link: {exc}")
     if "mech" in q:
         if q["mech"] in MECHANISMS:
             ss[MECH] = q["mech"]
