@@ -62,7 +62,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import NotEligible, ParameterError
+from .errors import NotEligible, ParameterError, clip
 
 EPS = 1e-9
 #: largest integer program :func:`optimal` accepts: values x sizes
@@ -106,19 +106,19 @@ def parse_overrides(text: str, labels: Sequence, owner: str = "bucketization") -
         if "=" not in part:
             raise ParameterError(
                 f"The 'overrides' parameter of {owner} lists value=threshold pairs separated by ';', "
-                f"like Exec-managerial=0.05;Sales=0.1. Got '{part}'.")
+                f"like Exec-managerial=0.05;Sales=0.1. Got '{clip(part)}'.")
         name, value = (s.strip() for s in part.rsplit("=", 1))
         if name not in index:
             shown = ", ".join(list(index)[:8]) + (" ..." if len(index) > 8 else "")
             raise ParameterError(
-                f"The 'overrides' parameter of {owner} names '{name}', which is not a value of the "
+                f"The 'overrides' parameter of {owner} names '{clip(name)}', which is not a value of the "
                 f"sensitive attribute ({shown}).")
         from .params import parse_number
 
         number = parse_number(value)
         if number is None or not 0 < number <= 1:
             raise ParameterError(
-                f"The 'overrides' parameter of {owner} gives '{name}' the threshold '{value}'; a threshold "
+                f"The 'overrides' parameter of {owner} gives '{clip(name)}' the threshold '{clip(value)}'; a threshold "
                 f"f' is a number in (0, 1].")
         out[index[name]] = float(number)
     return out

@@ -81,6 +81,25 @@ __all__ = [
 ]
 
 
+def user_text(value) -> str:
+    """User data (a column name, a value, a query's text) as plotly label text that shows as typed.
+
+    Plotly reads a subset of HTML in every label, tick and hover text
+    (``<a href=...>`` becomes a link, ``<b>`` bold); ``&``, ``<`` and ``>``
+    are escaped so a value such as ``<a href="https://x">click</a>`` is shown
+    as those characters and links nowhere.  Plotly does not turn a bare
+    ``https://...`` into a link (checked in chromium), so nothing else is
+    needed.  Label text built around user data keeps its own markup
+    (``<br>``, ``<b>``): escape the user part only.
+
+    >>> user_text("<a href='https://x'>A & B</a>")
+    "&lt;a href='https://x'&gt;A &amp; B&lt;/a&gt;"
+    """
+    import html
+
+    return html.escape(str(value), quote=False)
+
+
 def _base(fig: go.Figure, title: str, x_label: str, y_label: str, height: int = 420) -> go.Figure:
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left"},
@@ -113,7 +132,7 @@ def _top(labels: Sequence, counts: np.ndarray, top: int | None) -> tuple[list[st
         order = order[:top]
     else:
         left = 0
-    return [str(labels[i]) for i in order], order, left
+    return [user_text(labels[i]) for i in order], order, left
 
 
 # ---------------------------------------------------------------- tables
@@ -127,16 +146,17 @@ def sa_distribution(labels: Sequence, counts: np.ndarray, sa: str, top: int = 40
         customdata=np.asarray(values) / n,
         hovertemplate="%{x}<br>%{y:,} records (%{customdata:.2%})<extra></extra>",
     ))
-    title = f"Records per value of '{sa}'"
+    title = f"Records per value of '{user_text(sa)}'"
     if left:
         title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
     fig.update_xaxes(type="category")  # codes such as '205.4' are labels, not numbers
-    return _base(fig, title, f"value of {sa}", "records (count)", height=380)
+    return _base(fig, title, f"value of {user_text(sa)}", "records (count)", height=380)
 
 
 def sa_before_after(labels: Sequence, before: np.ndarray, after: np.ndarray, sa: str,
                     after_label: str = "published", top: int = 40) -> go.Figure:
     """Grouped bars: records per sensitive value in the original and in the release."""
+    after_label = _hover_safe(str(after_label))  # may name a published table: text, not markup or a template
     names, order, left = _top(labels, before, top)
     before = np.asarray(before, dtype=float)[order]
     after = np.asarray(after, dtype=float)[order]
@@ -147,10 +167,10 @@ def sa_before_after(labels: Sequence, before: np.ndarray, after: np.ndarray, sa:
                          hovertemplate="%{x}<br>" + after_label + ": %{y:,.1f} records<extra></extra>"))
     fig.update_layout(barmode="group")
     fig.update_xaxes(type="category")
-    title = f"Records per value of '{sa}': original vs {after_label}"
+    title = f"Records per value of '{user_text(sa)}': original vs {after_label}"
     if left:
         title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
-    return _base(fig, title, f"value of {sa}", "records (count)", height=400)
+    return _base(fig, title, f"value of {user_text(sa)}", "records (count)", height=400)
 
 
 def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, np.ndarray | None], sa: str,
@@ -176,7 +196,7 @@ def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, n
             line={"color": PALETTE[(i + 1) % len(PALETTE)], "dash": _LINE_DASHES[i % len(_LINE_DASHES)]},
             hovertemplate="%{x}<br>" + _hover_safe(str(name)) + ": %{y:,.1f} records<extra></extra>"))
     fig.update_xaxes(type="category")
-    title = f"Records per value of '{sa}': original and each pinned release"
+    title = f"Records per value of '{user_text(sa)}': original and each pinned release"
     if left:
         title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
     if missing:
@@ -325,7 +345,7 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
         sel = idx[band[idx] == b]
         if not len(sel):
             continue
-        hover = [text[i] for i in sel] if text is not None else [""] * len(sel)
+        hover = [user_text(text[i]) for i in sel] if text is not None else [""] * len(sel)
         fig.add_trace(go.Scattergl(
             x=true[sel], y=np.maximum(est[sel], floor), mode="markers", name=name,
             marker={"color": PALETTE[b % len(PALETTE)], "size": 5, "opacity": 0.6},
@@ -435,7 +455,7 @@ UTILITY_MEASURES = {
 
 
 def _point_hover(p, title: str) -> str:
-    params = ", ".join(f"{key} = {_short(v)}" for key, v in p.params.items())
+    params = ", ".join(f"{key} = {user_text(_short(v))}" for key, v in p.params.items())
     return (f"<b>{title}</b><br>{params or 'no parameters'}<br>"
             f"inference accuracy {p.inference_accuracy:.1%} (lift {p.inference_lift:.2f}×)<br>"
             f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
@@ -479,7 +499,7 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
     if chosen is not None:
         x, y = getattr(chosen, risk), getattr(chosen, utility)
         title = titles.get(chosen.mechanism, chosen.mechanism)
-        params = ", ".join(f"{key} = {_short(v)}" for key, v in chosen.params.items()) or "no parameters"
+        params = ", ".join(f"{key} = {user_text(_short(v))}" for key, v in chosen.params.items()) or "no parameters"
         fig.add_trace(go.Scatter(
             x=[np.nan if x is None else x], y=[np.nan if y is None else y], mode="markers",
             name=f"chosen setting: {title} at {params}",

@@ -140,7 +140,7 @@ with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
         st.stop()
 
 st.header("The release")
-st.caption(f"{mech.title} at {summary(mech.params, values)}, "
+st.caption(f"{mech.title} at {md(summary(mech.params, values))}, "
            f"seed {release.seed}: {len(release.tables)} published table(s), {release.rows_out:,} rows.")
 st.subheader("Its guarantee")
 st.caption(md(verdict.guarantee))

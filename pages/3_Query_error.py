@@ -213,7 +213,7 @@ else:
         st.plotly_chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")
         st.caption(_bands_caption(workload))
         st.caption("Settings: " + "; ".join(
-            f"{MECHANISMS[n].title} at {summary(MECHANISMS[n].params, used[n][0])} ({used[n][1]})" for n in done)
+            f"{MECHANISMS[n].title} at {md(summary(MECHANISMS[n].params, used[n][0]))} ({used[n][1]})" for n in done)
             + f"; release seed {seed}.")
 
 # ------------------------------------------------------------------ sweep

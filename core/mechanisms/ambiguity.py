@@ -52,7 +52,7 @@ import math
 from .. import ambiguity as amb
 from .. import guarantee as G
 from ..counting import QueryBatch, select
-from ..errors import NotEligible
+from ..errors import NotEligible, clip
 from ..params import Param
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
@@ -301,7 +301,7 @@ class PriView(_Grouped):
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
         if values.get("split") is not None and values["split"] not in data.qi:
-            raise NotEligible(f"The split attribute '{values['split']}' is not one of the QI columns "
+            raise NotEligible(f"The split attribute '{clip(values['split'])}' is not one of the QI columns "
                               f"({', '.join(data.qi)}).")
         if len(data.qi) < 2:
             raise NotEligible("PriView splits the QI attributes into two tables; choose at least two QI columns.")

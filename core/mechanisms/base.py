@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import params as _params
 from ..counting import QueryBatch, Records, select
-from ..errors import NotEligible
+from ..errors import NotEligible, WorkbenchError
 from ..guarantee import Verdict
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
@@ -94,10 +94,17 @@ class Mechanism:
         """Raise NotEligible when the table cannot be sanitized with ``values``."""
 
     def eligibility(self, data: Dataset, raw: Mapping[str, Any] | None = None) -> Eligibility:
+        """Whether ``data`` can be sanitized with ``raw``, as an answer that never raises a user error.
+
+        Any :class:`core.errors.WorkbenchError` of ``resolve`` or ``check``
+        (a text parameter naming a column the table lacks raises DataError,
+        not NotEligible) comes back as ``Eligibility(False, sentence)``, so a
+        page shows it as one sentence (issue 12 item 2).
+        """
         try:
             self.check(data, self.resolve(raw))
-        except NotEligible as exc:
-            return Eligibility(False, str(exc), exc.suggestion)
+        except WorkbenchError as exc:
+            return Eligibility(False, str(exc), getattr(exc, "suggestion", None) or None)
         return Eligibility(True)
 
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:

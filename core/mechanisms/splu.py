@@ -546,11 +546,11 @@ class SPLU(Mechanism):
             raise ParameterError(f"The 'sa2' parameter of splu must name a column other than the sensitive "
                                  f"attribute '{data.sa}'. Got {clip(name)}.")
         if name in data.qi:
-            raise ParameterError(f"The 'sa2' parameter of splu must not be a QI column: '{name}' would be "
+            raise ParameterError(f"The 'sa2' parameter of splu must not be a QI column: '{clip(name)}' would be "
                                  f"published both exactly and randomised. Choose it out of the QIs or pick another.")
         col = data.column(name)
         if col.size < 2:
-            raise ParameterError(f"The second sensitive attribute '{name}' has a single value; "
+            raise ParameterError(f"The second sensitive attribute '{clip(name)}' has a single value; "
                                  "there is nothing to protect.")
         return col
 

@@ -37,7 +37,7 @@ import math
 import numpy as np
 
 from ..counting import QueryBatch, Records
-from ..errors import ParameterError
+from ..errors import ParameterError, clip
 from ..params import Param
 from ..table import Dataset
 from ..workload import Band, Workload, data_records, true_answers
@@ -75,7 +75,7 @@ def seed003(data: Dataset, queries: int = 1000, selectivity: float = 0.01, sa: s
     if not data.qi:
         raise ParameterError("The workload needs at least one QI column.")
     if sa not in ("or", "one"):
-        raise ParameterError(f"The 'sa' setting is 'or' or 'one'. Got {sa!r}.")
+        raise ParameterError(f"The 'sa' setting is 'or' or 'one'. Got {clip(sa)!r}.")
     rng = np.random.default_rng(seed)
     k = len(data.qi)
     qd = rng.integers(1, k + 1, size=queries)

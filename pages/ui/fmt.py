@@ -168,16 +168,29 @@ _SINGULAR = {"records": "record", "values": "value", "groups": "group", "values 
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$])")
+#: what GitHub-flavoured Markdown turns into a link without any markup: a URL scheme's colon, ``www.``, an e-mail's @
+_AUTOLINK = re.compile(r"(?i)(?=@)|(?:(?<=https)|(?<=http)|(?<=ftp)|(?<=mailto)|(?<=xmpp))(?=:)|(?<=www)(?=\.)")
+#: U+2060 WORD JOINER: invisible and unbreakable; put inside those triggers it stops the autolink
+WORD_JOINER = "\u2060"
 
 
 def md(text: Any) -> str:
     """Escape Markdown (and Streamlit's $...$ LaTeX) in text that carries user data.
 
     File names, column names and cell values end up in messages; Streamlit
-    renders alerts, captions and markdown as Markdown, so ``*``, ``_``,
-    ``[..](..)`` or ``$`` in a user's data must not format the page.
+    renders alerts, captions, the sidebar and markdown as Markdown, so
+    ``*``, ``_``, ``[..](..)`` or ``$`` in a user's data must not format
+    the page.  Streamlit's Markdown (GFM) also links bare ``https://...``,
+    ``www.x.y`` and ``a@b.c`` by itself, which no backslash escape stops
+    (checked in chromium): an invisible word joiner is put before the
+    scheme's colon, after ``www`` and before the ``@``, so the text reads
+    and copies the same (give or take that invisible character) and links
+    nowhere (issue 12 item 7).
+
+    >>> md("see https://x.org, www.y.org or a@b.org [*]")
+    'see https\u2060://x.org, www\u2060.y.org or a\u2060@b.org \\\\[\\\\*\\\\]'
     """
-    return _MD_SPECIAL.sub(r"\\\1", str(text))
+    return _AUTOLINK.sub(WORD_JOINER, _MD_SPECIAL.sub(r"\\\1", str(text)))
 
 
 def is_number(value: Any) -> bool:

@@ -73,7 +73,7 @@ def sidebar_status() -> None:
         mech = MECHANISMS.get(ss.get(state.MECH))
         if mech is not None:
             lines.append(f"Mechanism: {mech.title}")
-            lines.append(f"Parameters: {summary(mech.params, state.mech_params(mech.name))}")
+            lines.append(f"Parameters: {md(summary(mech.params, state.mech_params(mech.name)))}")
         lines.append(f"Seed: {int(ss.get(state.SEED, state.DEFAULT_SEED))}")
         st.caption("  \n".join(lines))
         if ss.get(state.SOURCE) == "upload":

@@ -223,7 +223,7 @@ def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
                 if p.kind in {"int", "float"}:
                     value = _clamp(p, value)
                 elif p.kind == "text":
-                    value = str(value)
+                    value = "" if value is None else str(value)
                 st.session_state[key] = value
                 raw[p.name] = _number_widget(p, key, value, disabled=True)
                 continue
@@ -241,7 +241,9 @@ def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
                     st.caption(f"{label(p)}: " + ("derived from the other parameters." if numeric else "unset."))
                     continue
                 if current is None:
-                    current = _derived_start(p, raw, store, params, derive)
+                    # a text parameter (a column name, a list of limits) starts empty: a made-up number such as
+                    # "0.0" would be read as a column name (issue 12 item 2)
+                    current = "" if p.kind == "text" else _derived_start(p, raw, store, params, derive)
             raw[p.name] = _number_widget(p, widget_key(ns, p), current)
     return raw
 

@@ -76,7 +76,7 @@ def pin_bar() -> None:
         label, can = undo_label()
         back = setting_text(history[-2]) if can else "nothing yet"
         st.button(label, key="w_undo", on_click=_undo, disabled=not can,
-                  help=f"Go back to the setting tried before this one: {back}.")
+                  help=f"Go back to the setting tried before this one: {md(back)}.")
     message = ss.pop(_MESSAGE, None)
     if message:
         kind, text = message
