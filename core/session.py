@@ -11,6 +11,7 @@ The file is JSON (``*.workbench.json``)::
     {"format": "privacy-utility workbench session", "version": 1,
      "table": {"kind": "sample" | "upload", "name": "adult", "content_hash": "…", "rows": 45222},
      "columns": {"sensitive": "occupation", "qi": ["age", "sex"]},
+     "bands": {"age": {"method": "width", "width": 10}},
      "current": {"mechanism": "splu", "params": {"gamma": "5"}, "seed": 1},
      "params": {"splu": {"gamma": "5"}, …},
      "pins": [{"name": "…", "mechanism": …, "params": …, "seed": …}],
@@ -190,6 +191,8 @@ class Session:
     pins: tuple[Pin, ...] = ()
     history: tuple[Setting, ...] = ()
     decision: Decision | None = None
+    #: ``{column: banding spec}`` (:meth:`core.data.banding.Banding.spec`); applied to the columns that are QIs
+    bands: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def pin(self, name: str) -> Pin | None:
         return next((p for p in self.pins if p.name == name), None)
@@ -200,6 +203,7 @@ class Session:
             "version": VERSION,
             "table": self.table.to_json(),
             "columns": {"sensitive": self.sensitive, "qi": list(self.qi)},
+            "bands": {c: dict(spec) for c, spec in self.bands.items()},
             "current": self.current.to_json(),
             "params": {m: {k: (None if v is None else format_value(v)) for k, v in values.items()}
                        for m, values in self.params.items()},
@@ -421,7 +425,8 @@ def _parse(doc: Any, filename: str) -> Session:
     if version > VERSION:
         raise SessionError(f"'{filename}' was saved by a newer workbench (session version {version}; this one "
                            f"reads up to {VERSION}); update the workbench to open it.")
-    _keys(doc, ["format", "version", "table", "columns", "current", "params", "pins", "history", "decision"],
+    _keys(doc, ["format", "version", "table", "columns", "bands", "current", "params", "pins", "history",
+                "decision"],
           ["table", "columns", "current"], "the file", filename)
     t = _expect(doc["table"], dict, "the table entry", filename)
     _keys(t, ["kind", "name", "content_hash", "rows"], ["kind", "name", "content_hash"], "the table entry", filename)
@@ -457,6 +462,7 @@ def _parse(doc: Any, filename: str) -> Session:
     if len(set(qi)) != len(qi):
         raise _fail(filename, "a QI column is named twice")
 
+    bands = _bands(doc.get("bands", {}), filename)
     current = _setting(doc["current"], "the current setting", filename)
     params: dict[str, dict[str, Any]] = {}
     for mech, values in _expect(doc.get("params", {}), dict, "the params entry", filename).items():
@@ -489,7 +495,21 @@ def _parse(doc: Any, filename: str) -> Session:
     decision = None
     if doc.get("decision") is not None:
         decision = _decision(doc["decision"], pins, filename)
-    return Session(table, sa, tuple(qi), current, params, tuple(pins), history, decision)
+    return Session(table, sa, tuple(qi), current, params, tuple(pins), history, decision, bands)
+
+
+def _bands(doc: Any, filename: str) -> dict[str, dict[str, Any]]:
+    from .data.banding import Banding
+    from .errors import WorkbenchError
+
+    doc = _expect(doc, dict, "the bands entry", filename)
+    out = {}
+    for column, spec in doc.items():
+        try:
+            out[column] = Banding.from_spec(column, spec).spec()
+        except WorkbenchError as exc:
+            raise _fail(filename, str(exc).rstrip(".")) from None
+    return out
 
 
 def _decision(doc: Any, pins: Sequence[Pin], filename: str) -> Decision:

@@ -7,7 +7,7 @@ import datetime as _dt
 import pandas as pd
 import streamlit as st
 
-from core import figures
+from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
 from core.report import build as build_report
@@ -59,19 +59,21 @@ with st.spinner(f"Sanitizing and answering {len(workload):,} queries for {len(pi
     for pin in pins:
         s = pin.setting
         mech = MECHANISMS[s.mechanism]
-        out = {"pin": pin, "mech": mech, "release": None, "eval": None, "verdict": "", "problem": None}
+        out = {"pin": pin, "mech": mech, "release": None, "eval": None, "verdict": "", "problem": None,
+               "outcome": None}
         try:
             values = mech.resolve(dict(s.params))
-            ok, message, _ = cached.eligibility(data, data.key, s.mechanism, cached.items(values))
-            if not ok:
-                out["verdict"] = f"cannot run: {message}"
-                out["problem"] = message
+            v = cached.verdict(data, data.key, s.mechanism, cached.items(values), int(s.seed))
+            qualified = ", qualified" if v.meets and not v.plain else ""
+            out["verdict"] = f"{v.label}{qualified}: {v.detail()}"
+            out["outcome"] = v.outcome
+            if not v.runs:
+                out["problem"] = v.reason
             else:
                 rel = cached.release(data, data.key, s.mechanism, cached.items(values), int(s.seed))
                 out["release"] = rel
                 out["eval"] = cached.evaluation(data, data.key, s.mechanism, cached.items(values), int(s.seed),
                                                 "seed000", wl_items)
-                out["verdict"] = "runs (eligible)"
         except WorkbenchError as exc:
             out["verdict"] = f"cannot run: {exc}"
             out["problem"] = str(exc)
@@ -123,7 +125,9 @@ table = pd.DataFrame([{"": item, **{n: values.get(n, "–") for n in names}} for
 st.dataframe(table, hide_index=True, key="compare_table", height=min(38 * (len(table) + 1), 900),
              column_config={"": st.column_config.TextColumn("", width="medium"),
                             **{n: st.column_config.TextColumn(n, width="medium") for n in names}})
-st.caption(f"Query error: mean relative error |estimate − true| / true per band, on seed 000's workload of "
+st.caption("Verdict: whether the release meets the guarantee its mechanism declares, checked on the release "
+           "itself (the Sanitize page shows the figures and the nearest setting that meets it). "
+           f"Query error: mean relative error |estimate − true| / true per band, on seed 000's workload of "
            f"{len(workload):,} count queries (at most {WORKLOAD['max_attrs']} QI attributes each, workload seed "
            f"{WORKLOAD['seed']}), the same for every pin. Privacy figures are measured on each release; a "
            "dash means that release does not report the figure. '–' in every row below the verdict: the "
@@ -131,6 +135,8 @@ st.caption(f"Query error: mean relative error |estimate − true| / true per ban
 for name, r in results.items():
     if r["problem"]:
         st.warning(f"'{md(name)}' cannot run on this table: {md(r['problem'])}")
+    elif r["outcome"] == guarantee.FAILS:
+        st.warning(f"'{md(name)}' runs but does not meet its guarantee: {md(r['verdict'].partition(': ')[2])}")
 
 ran = {n: r for n, r in results.items() if r["eval"] is not None}
 if ran:

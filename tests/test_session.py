@@ -27,7 +27,7 @@ def _session(table, kind="upload", name="toy.csv", decision=True):
                           "2026-11-24", {"SPLU five": "meets", "UP third": "runs"}) if decision else None
     return S.Session(S.TableRef(kind, name, table.content_hash, len(table)), "disease", ("age", "sex"),
                      S.Setting("splu", {"gamma": 2}, 3), {"splu": {"gamma": 2}, "uniform": {"rho1": 1 / 13}},
-                     pins, history, dec)
+                     pins, history, dec, {"age": {"method": "width", "width": 10}})
 
 
 def test_json_round_trip_keeps_everything(toy):
@@ -41,6 +41,7 @@ def test_json_round_trip_keeps_everything(toy):
     assert json.loads(text)["decision"]["alternatives"] == ["UP third"]
     assert back.decision.reviewers == ("Ann", "Bob")
     assert S.dumps(back) == text  # byte for byte
+    assert back.bands == {"age": {"method": "width", "width": 10}}
 
 
 def test_zip_embeds_the_table_with_the_same_content_hash(toy):
@@ -104,6 +105,7 @@ BAD = {
     "decision setting": (lambda d: d["decision"]["setting"].update(seed=4), None, "hand-edited"),
     "alternatives": (lambda d: d["decision"].update(alternatives=[]), None, "alternatives are not the other pins"),
     "date": (lambda d: d["decision"].update(date="24/11/2026"), None, "YYYY-MM-DD"),
+    "band": (lambda d: d["bands"].update(age={"method": "nope"}), None, "width, quantiles or cuts"),
     "too many pins": (lambda d: d["pins"].extend(dict(d["pins"][0], name=f"p{i}") for i in range(5)), None,
                       "at most 6"),
 }
@@ -173,10 +175,11 @@ def test_cli_sanitize_from_a_session(tmp_path, capsys, toy):
     man = json.loads((tmp_path / "r.manifest.json").read_text())
     assert man["mechanism"] == "splu" and man["seed"] == 3 and man["params"]["gamma"] == 2
     assert man["input"]["sensitive"] == "disease" and man["input"]["qi"] == ["age", "sex"]
+    assert man["input"]["bands"] == {"age": {"method": "width", "width": 10}}  # the session's banding applied
     assert man["decision"]["chosen"] == "SPLU five" and man["decision"]["alternatives"] == ["UP third"]
     # the same release from flags: the manifest without the decision, otherwise identical
     code, _, _ = _run(["sanitize", str(csv), "--sensitive", "disease", "--qi", "age", "sex", "--mechanism", "splu",
-                       "--param", "gamma=2", "--seed", "3", "--out", str(tmp_path / "f.csv")], capsys)
+                       "--param", "gamma=2", "--seed", "3", "--band", "age=10", "--out", str(tmp_path / "f.csv")], capsys)
     flags = json.loads((tmp_path / "f.manifest.json").read_text())
     assert "decision" not in flags
     assert {k: v for k, v in man.items() if k != "decision"} == flags

@@ -364,7 +364,8 @@ def session_now(table) -> Session:
     name = (ss.get(UPLOAD) or {}).get("name", table.name) if kind == "upload" else (sample_spec() or table.name)
     params = {m: dict(v) for m, v in (ss.get(PARAMS) or {}).items() if m in MECHANISMS}
     return Session(TableRef(kind, name, table.content_hash, len(table)), ss.get(SA), tuple(ss.get(QI) or ()),
-                   current_setting(), params, pins(), tuple(ss.get(HISTORY) or ()), ss.get(DECISION))
+                   current_setting(), params, pins(), tuple(ss.get(HISTORY) or ()), ss.get(DECISION),
+                   {c: dict(spec) for c, spec in (ss.get(BANDS) or {}).items()})
 
 
 def apply_session(session: Session, upload: dict | None = None) -> None:
@@ -388,13 +389,14 @@ def apply_session(session: Session, upload: dict | None = None) -> None:
     ss[WANT_UPLOAD] = None
     ss[SUGGESTED] = {"for": current_sample().name if current_sample() else None, "applied": {}}
     ss[SA], ss[QI] = session.sensitive, tuple(session.qi)
+    ss[BANDS] = {c: dict(spec) for c, spec in session.bands.items()}
     ss[PARAMS] = {m: dict(v) for m, v in session.params.items()}
     ss[PINS] = tuple(session.pins)
     ss[HISTORY] = tuple(session.history)
     ss[DECISION] = session.decision
     apply_setting(session.current)
     for key in list(ss):
-        if isinstance(key, str) and (key.startswith(("w_m_", "w_decision_", "w_size_"))
+        if isinstance(key, str) and (key.startswith(("w_m_", "w_decision_", "w_size_", "w_band_"))
                                      or key in {"w_source", "w_sample", "w_sa", "w_qi", "_w_cols_for",
                                                 "w_history_pick", "wb_decision_draft"}):
             del ss[key]
