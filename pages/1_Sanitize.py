@@ -145,13 +145,15 @@ st.caption(f"{mech.title} at {md(summary(mech.params, values))}, "
 st.subheader("Its guarantee")
 st.caption(md(verdict.guarantee))
 box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
-box(md(f"**{verdict.label[0].upper() + verdict.label[1:]}"
-       + (", qualified" if verdict.meets and not verdict.plain else "") + f":** {verdict.detail()}"
-       + (f" Nearest setting that meets it: {verdict.suggestion_text()}." if verdict.suggestion
-          and not verdict.meets else "")
-       + (f" {verdict.suggestion_text()} meets it on every record." if verdict.suggestion and verdict.meets else "")
-       + ("" if verdict.suggestion or verdict.plain else " No nearby setting was found that meets it.")
-       + "".join(f"  \n{md(text)}" for text in verdict.explains)))  # the release's notes that say why, once
+head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
+fix = ""
+if verdict.suggestion:
+    fix = (f" {md(verdict.suggestion_text())} meets it on every record." if verdict.meets
+           else f" Nearest setting that meets it: {md(verdict.suggestion_text())}.")
+elif not verdict.plain:
+    fix = " No nearby setting was found that meets it."
+box(f"**{head}:** {md(verdict.detail())}{fix}"
+    + "".join(f"  \n{md(text)}" for text in verdict.explains))  # the release's notes that say why, once
 _fix_button(verdict, "w_verdict_fix")
 for text in verdict.notes:
     st.caption(md(text))
