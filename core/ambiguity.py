@@ -355,24 +355,67 @@ def priview_stats(at_gid: np.ndarray, at_codes: Sequence[np.ndarray], at_domains
     presence_paper = size / np.maximum(n_at * n_st, 1)
     c_s = np.bincount(st_gid * m + st_sa, weights=count, minlength=G * m)
     association_paper = c_s.reshape(G, m).max(axis=1) / np.maximum(size, 1)
-    # exact association: c(a, s) / c(a) within the group
     ga = st_gid * n_a + st_a
     c_a = np.bincount(ga, weights=count, minlength=G * n_a)
-    association = _group_max(st_gid, count / c_a[ga], G)
     c_a_max = c_a.reshape(G, n_a).max(axis=1)
-    # exact presence: the most repeated AT combination q with the most frequent a
+    # multiplicities n_q of the AT patterns q in each group (one AT row per record)
     if len(at_codes):
         key = at_gid.copy()
         for col, dom in zip(at_codes, at_domains):
             key = key * int(dom) + np.asarray(col, dtype=np.int64)
-        _, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
-        n_q = _group_max(at_gid, cnt[inv.ravel()].astype(float), G)
+        uk, cnt = np.unique(key, return_counts=True)
+        q_gid = _gid_of_keys(uk, at_codes, at_domains)
+        n_q = _group_max(q_gid, cnt.astype(float), G)
+        mult = np.unique(q_gid * (int(cnt.max()) + 1) + cnt)  # distinct (group, n_q) pairs
+        mult_gid, mult_n = mult // (int(cnt.max()) + 1), mult % (int(cnt.max()) + 1)
     else:
         n_q = n_at
+        mult_gid, mult_n = np.arange(G), n_at
+    # exact presence: the most repeated AT pattern q with the most frequent a (both raise it)
     presence = 1.0 - _comb_ratio(size, c_a_max, n_q)
+    # exact association, over every (group, n_q, a): (module docstring, "exact association")
+    gas = ga * m + st_sa
+    ug = np.unique(gas)
+    c_as = np.bincount(np.searchsorted(ug, gas), weights=count, minlength=len(ug))
+    ga_of = ug // m
+    top = np.zeros(G * n_a)
+    np.maximum.at(top, ga_of, c_as)
+    pairs = np.unique(ga)                           # (group, a) present in the ST
+    pg = pairs // n_a
+    order = np.argsort(mult_gid, kind="stable")
+    mg, mn = mult_gid[order], mult_n[order]
+    lo, hi = np.searchsorted(mg, pg, side="left"), np.searchsorted(mg, pg, side="right")
+    reps = hi - lo
+    pair_rep = np.repeat(pairs, reps)
+    n_rep = mn[np.concatenate([np.arange(a, b) for a, b in zip(lo, hi)])] if len(pairs) else np.zeros(0)
+    g_rep = pair_rep // n_a
+    N = size[g_rep]
+    num = 1.0 - _comb_ratio(N, top[pair_rep], n_rep)
+    den = 1.0 - _comb_ratio(N, c_a[pair_rep], n_rep)
+    ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    association = _group_max(g_rep, ratio, G) if len(ratio) else np.zeros(G)
     return {"size": size, "n_at": n_at, "n_st": n_st, "presence_paper": presence_paper,
             "association_paper": association_paper, "presence": presence, "association": association,
             "distinct_sa": (c_s.reshape(G, m) > 0).sum(axis=1)}
+
+
+def _gid_of_keys(keys: np.ndarray, at_codes, at_domains) -> np.ndarray:
+    """The group id packed in front of the AT pattern keys built in :func:`priview_stats`."""
+    div = 1
+    for dom in at_domains:
+        div *= int(dom)
+    return np.asarray(keys, dtype=np.int64) // div
+
+
+def exact_association(size: float, c_a: float, c_as: float, n_q: float) -> float:
+    """Exact Pr(person (q, a) has s | present) in a PriView group, over uniform pairings (possible worlds).
+
+    ``[1 - C(|G| - c(a,s), n_q)/C(|G|, n_q)] / [1 - C(|G| - c(a), n_q)/C(|G|, n_q)]``: the chance some
+    q-row meets an (a, s) entry over the chance some q-row meets an a entry.  With n_q = 1 it is
+    c(a,s)/c(a); Fig. 9's Grace (|G| = 4, c(a) = 2, c(a,s) = 1, n_q = 2) gets 3/5.
+    """
+    den = 1.0 - float(_comb_ratio(size, c_a, n_q))
+    return float((1.0 - _comb_ratio(size, c_as, n_q)) / den) if den > 0 else 0.0
 
 
 def _comb_ratio(N, c, n) -> np.ndarray:
@@ -584,3 +627,134 @@ def priview_records(at_codes: Sequence[np.ndarray], at_gid, st_gid, st_a, st_sa,
     cols = list(cells.qi_codes)
     cols.insert(split, cells.target // m)
     return Records(cols, qi_domains, cells.target % m, m, weights=cells.weights)
+
+
+# ------------------------------------------------------------------ PriView, repaired (construction=exact)
+def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,
+                       split: int, alpha: float, beta: float, candidates: int = 32,
+                       rng: np.random.Generator | None = None) -> Grouping:
+    """PriView groups whose *exact* presence and association, read from the published tables, are <= alpha, beta.
+
+    Construction (bucketizing on (A_j, SA), as seed 004 §8.3 describes):
+
+    1. Records are bucketed by their split value a = A_j and, inside, by
+       SA value (in a seeded random order).
+    2. A group takes a *block* from each of the ``k = ceil(1/alpha)``
+       a-values with most records left (water filling, as Anatomy does on
+       SA values): ``L = ceil(1/beta)`` records of that a with L different
+       SA values, one from each of the largest SA sub-buckets, each the
+       first of the sub-bucket's next ``candidates`` records whose AT
+       pattern q (its QI values other than A_j) is not in the group yet.
+       An a-value that cannot give such a block is skipped for this group;
+       when fewer than k a-values can, construction stops and the records
+       left are unplaced.
+    3. Every group's exact presence and association are computed from its
+       published tables (:func:`priview_stats`); a group above alpha or
+       beta (possible only if an AT pattern repeats in it) is dissolved and
+       its records unplaced.
+
+    Bound (why step 3 never fires unless a pattern check was skipped).  In
+    a group G of N = kL records where every AT pattern occurs once (n_q =
+    1, step 2) and every a occurs in exactly one block, a possible world pairs the AT rows with the ST
+    entries uniformly at random, so person (q, a)'s single row gets a
+    uniformly random entry: the exact presence is ``c(a)/N = L/N <= L/(kL)
+    = 1/k <= alpha`` and the exact association of s is ``c(a, s)/c(a) =
+    1/L <= beta``, for every person and value.  Step 3 verifies both on
+    the actual tables, so the release meets (alpha, beta) exactly on every
+    record it publishes, whatever the data; records it cannot place are
+    reported, never published.
+
+    Costs: groups of at least ``kL`` records (100 at alpha = beta = 0.1,
+    against the paper's 10) and the records a-buckets and blocks cannot
+    use; the split must have at least k values with blocks.
+    """
+    rng = np.random.default_rng(rng)
+    sa = np.asarray(sa, dtype=np.int64)
+    n = len(sa)
+    L, k = diversity(beta), presence_size(alpha)
+    K = max(1, int(candidates))
+    a_codes = np.asarray(qi_codes[split], dtype=np.int64)
+    others = [np.asarray(c, dtype=np.int64) for i, c in enumerate(qi_codes) if i != split]
+    if others:
+        _, qid = np.unique(np.stack(others, axis=1), axis=0, return_inverse=True)
+        qid = qid.ravel()
+    else:
+        qid = np.zeros(n, dtype=np.int64)
+    group = np.full(n, -1, dtype=np.int64)
+    perm = rng.permutation(n)
+    # buckets: a value -> SA value -> records in a random order
+    order = perm[np.lexsort((sa[perm], a_codes[perm]))]
+    buckets: dict[int, dict[int, list[int]]] = {}
+    for rec in order.tolist():
+        buckets.setdefault(int(a_codes[rec]), {}).setdefault(int(sa[rec]), []).append(rec)
+    left = {a: sum(len(q) for q in b.values()) for a, b in buckets.items()}
+
+    def block(a: int, used: set) -> list[int] | None:
+        """L records of value a with L different SA values and AT patterns new to the group, or None."""
+        subs = sorted(buckets[a].items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        out, seen = [], set()
+        for _, q in subs:
+            if len(out) == L:
+                break
+            pick = next((i for i in range(min(K, len(q))) if qid[q[i]] not in used and qid[q[i]] not in seen), None)
+            if pick is not None:
+                out.append((q, pick))
+                seen.add(int(qid[q[pick]]))
+        if len(out) < L:
+            return None
+        recs = [q.pop(i) for q, i in out]
+        return recs
+
+    members: list[list[int]] = []
+    while True:
+        ranked = sorted((a for a in buckets if left[a] >= L), key=lambda a: (-left[a], a))
+        if len(ranked) < k:
+            break
+        mem: list[int] = []
+        used: set = set()
+        taken = 0
+        for a in ranked:
+            recs = block(a, used)
+            if recs is None:
+                if sum(1 for q in buckets[a].values() if q) < L:
+                    left[a] = 0  # fewer than L SA values left in this a-bucket: it can give no more blocks
+                continue
+            mem += recs
+            used.update(int(qid[r]) for r in recs)
+            left[a] -= L
+            taken += 1
+            if taken == k:
+                break
+        if taken < k:  # cannot complete a group: give its records back to the pool as unplaced
+            break
+        members.append(mem)
+    for g, mem in enumerate(members):
+        group[np.asarray(mem, dtype=np.int64)] = g
+    G = len(members)
+    # step 3: verify the exact measures on the tables as published; dissolve any group above alpha or beta
+    dissolved = 0
+    if G:
+        inside = np.flatnonzero(group >= 0)
+        g = group[inside]
+        oth = [c[inside] for c in others]
+        dom_o = [int(d) for i, d in enumerate(domains) if i != split]
+        n_a = int(domains[split])
+        key, cnt = np.unique((g * n_a + a_codes[inside]) * m + sa[inside], return_counts=True)
+        stats = priview_stats(g, oth, dom_o, key // (n_a * m), (key // m) % n_a, key % m, cnt, n_a, m, G)
+        bad = np.flatnonzero((stats["presence"] > alpha + _TOL) | (stats["association"] > beta + _TOL))
+        if len(bad):
+            dissolved = len(bad)
+            group[np.isin(group, bad)] = -1
+            keep = np.setdiff1d(np.arange(G), bad)
+            remap = np.full(G, -1, dtype=np.int64)
+            remap[keep] = np.arange(len(keep))
+            group[group >= 0] = remap[group[group >= 0]]
+            G = len(keep)
+    placed = int((group >= 0).sum())
+    return Grouping(group=group, n_groups=G, residue=n - placed, residue_placed=0, dissolved=dissolved)
+
+
+def exact_split_candidates(domains: Sequence[int], qi_codes: Sequence[np.ndarray], alpha: float) -> list[int]:
+    """QI attributes with at least ceil(1/alpha) values present: the splits ``build_exact_groups`` can use."""
+    k = presence_size(alpha)
+    return [i for i, c in enumerate(qi_codes) if len(np.unique(c)) >= k]

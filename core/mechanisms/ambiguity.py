@@ -155,6 +155,15 @@ class _Grouped(Mechanism):
     def _common(self, data, values, grouping, stats, extra_privacy) -> tuple[dict, dict, tuple]:
         min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
         note, info = unplaced_note(data, grouping.group, values["beta"], min_size)
+        if values.get("construction") == "exact" and info["unplaced"]:
+            k, l = amb.presence_size(values["alpha"]), amb.diversity(values["beta"])
+            note = (f"{info['unplaced']:,} of {data.n:,} records fit in no group of the exact construction and are "
+                    f"not published ({', '.join(f'{a}: {b:,}' for a, b in list(info['unplaced_by_value'].items())[:4])}"
+                    f"). Each group holds {k} values of '{values['split']}', each with {l} records of different "
+                    f"'{data.sa}' values whose other QI values occur once in the group, so that the exact presence "
+                    f"and association stay within α and β; records of values that run short of different "
+                    f"'{data.sa}' values, or of QI combinations repeated more often than there are groups, are left "
+                    "out. Larger α or β place more.")
         sizes = stats["size"]
         privacy = {
             "max_presence": float(stats["presence"].max(initial=0.0)),
@@ -297,9 +306,25 @@ class PriView(_Grouped):
     params = (ALPHA, BETA, CANDIDATES,
               Param("split", "A_j", "The QI attribute published with the sensitive values (empty: the one with the "
                     "lowest expected loss).", None, kind="text", optional=True,
-                    paper="seed 004 §8.3: try each A_j, keep the lowest loss"))
+                    paper="seed 004 §8.3: try each A_j, keep the lowest loss"),
+              Param("construction", "groups", "How groups are built: 'paper' (seed 004 §7-8, Theorem 6's measures; "
+                    "the exact ones can exceed α and β) or 'exact' (groups built so that the exact presence and "
+                    "association read from the published tables stay within α and β; larger groups, fewer records "
+                    "placed).", "paper", kind="choice", choices=("paper", "exact"),
+                    paper="seed 004 §7-8 ('paper'); 'exact' is ours (core.ambiguity.build_exact_groups)"))
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
+        if values.get("construction") == "exact":
+            k = amb.presence_size(values["alpha"])
+            ok = amb.exact_split_candidates(data.domains, data.qi_codes, values["alpha"])
+            if values.get("split") in data.qi and data.qi.index(values["split"]) not in ok:
+                raise NotEligible(f"The exact construction puts ⌈1/α⌉ = {k} values of the split attribute in every "
+                                  f"group; '{values['split']}' has fewer. Choose one of: "
+                                  f"{', '.join(data.qi[i] for i in ok) or 'none'}, or a larger α.")
+            if not ok:
+                raise NotEligible(f"The exact construction puts ⌈1/α⌉ = {k} values of the split attribute in every "
+                                  f"group, and no QI column has {k} values; choose a larger α.",
+                                  suggestion={"construction": "paper"})
         if values.get("split") is not None and values["split"] not in data.qi:
             raise NotEligible(f"The split attribute '{clip(values['split'])}' is not one of the QI columns "
                               f"({', '.join(data.qi)}).")
@@ -308,9 +333,28 @@ class PriView(_Grouped):
         super().check(data, values)
 
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        """Greedy groups, split A_j by lowest loss, then AT(QI minus A_j, GID) and ST(GID, A_j, SA, Count)."""
-        grouping = self._groups(data, values, rng)
-        return self.publish(data, values, grouping, self._relabel(grouping, rng))
+        """Greedy groups, split A_j by lowest loss, then AT(QI minus A_j, GID) and ST(GID, A_j, SA, Count).
+
+        With ``construction = "exact"`` the groups come from
+        :func:`core.ambiguity.build_exact_groups` (bucketized on (A_j, SA),
+        proof of the bound in its docstring); without a given split, every
+        QI with at least ⌈1/α⌉ values is tried and the one that places most
+        records is kept (ties: the first in QI order).
+        """
+        if values.get("construction", "paper") != "exact":
+            grouping = self._groups(data, values, rng)
+            return self.publish(data, values, grouping, self._relabel(grouping, rng))
+        splits = ([data.qi.index(values["split"])] if values.get("split")
+                  else amb.exact_split_candidates(data.domains, data.qi_codes, values["alpha"]))
+        best = None
+        for j in splits:
+            g = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, j, values["alpha"],
+                                       values["beta"], values["candidates"], np.random.default_rng(rng.integers(2**63)))
+            placed = int((g.group >= 0).sum())
+            if best is None or placed > best[0]:
+                best = (placed, j, g)
+        _, j, grouping = best
+        return self.publish(data, {**values, "split": data.qi[j]}, grouping, self._relabel(grouping, rng))
 
     def publish(self, data: Dataset, values: Mapping[str, Any], grouping: amb.Grouping, gid: np.ndarray) -> Published:
         """The tables of a given grouping (``gid`` per record, -1 = unplaced), split chosen by loss."""
@@ -486,7 +530,8 @@ def possible_worlds(release: Release, codes: Mapping[str, int]) -> list[dict[str
         J = int(n_at[g]) * n_st
         n_q = int(np.sum(same & (at_gid == g)))
         c_a = int(st_cnt[mine].sum())
-        exact = {str(sa_labels[s]): float(st_cnt[mine & (st_sa == s)].sum() / c_a) for s in np.unique(st_sa[mine])}
+        exact = {str(sa_labels[s]): amb.exact_association(size, c_a, int(st_cnt[mine & (st_sa == s)].sum()), n_q)
+                 for s in np.unique(st_sa[mine])}
         paper = {str(sa_labels[s]): float(st_cnt[in_st & (st_sa == s)].sum() / size) for s in np.unique(st_sa[in_st])}
         out.append({"gid": int(g), "size": size, "join": J, "log10_worlds": _log10_comb(J, size),
                     "log10_interesting": _log10_comb(J - 1, size - 1), "presence": size / J,
