@@ -146,9 +146,11 @@ table_id = f"{table.name}|{table.content_hash}"
 if ss.get("_w_cols_for") != table_id:
     ss.pop("w_sa", None)
     ss.pop("w_qi", None)
+    for key in [k for k in ss if isinstance(k, str) and k.startswith("w_band_")]:
+        del ss[key]  # the band pickers are drawn again from wb_bands
     if ss.get("_w_cols_for") is not None:
-        # another table chosen here: its own proposal, not the previous table's columns where they happen to fit
-        ss[state.SA], ss[state.QI] = None, None
+        # another table chosen here: its own proposal and no bands, not the previous table's where they fit
+        ss[state.SA], ss[state.QI], ss[state.BANDS] = None, None, {}
     ss["_w_cols_for"] = table_id
 sa0, qi0 = uidata.columns_for(table)
 proposal = uidata.proposal(table)

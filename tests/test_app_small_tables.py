@@ -92,3 +92,15 @@ def test_bands_travel_in_the_link_and_a_bad_one_is_named():
     at = app(query={"data": "adult", "sa": "occupation", "qi": "age,sex", "band.age": "ten"})
     assert any("Ignored from the link" in w.value and "ten" in w.value for w in at.warning)
     assert not at.session_state["wb_bands"]
+
+
+def test_another_table_gets_its_own_proposal_and_no_bands():
+    at = _upload("fifty.csv")
+    at.selectbox(key="w_band_method_age").set_value("quantiles").run()
+    assert at.session_state["wb_bands"] == {"age": {"method": "quantiles", "count": 5}}
+    at.radio(key="w_source").set_value("sample").run()
+    no_exception(at)
+    assert at.session_state["wb_sa"] == "occupation" and at.session_state["wb_bands"] == {}
+    assert tuple(at.session_state["wb_qi"]) == ("age", "workclass", "education", "marital_status", "race", "sex",
+                                                "native_country")
+    assert at.selectbox(key="w_band_method_age").value == "none"
