@@ -14,6 +14,8 @@ qualitative palette in a fixed order.
 
 from __future__ import annotations
 
+import math
+
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -264,12 +266,27 @@ def curve_figure(curve) -> go.Figure:
             hovertemplate=f"{curve.label(key)}<br>x = %{{x:,.4g}}<br>y = %{{y:.4g}}<extra></extra>",
             legendrank=rank,
         ))
-    for i, (name, value) in enumerate(curve.hlines.items()):
-        fig.add_hline(y=float(value), line={"color": "#666666", "dash": "longdash", "width": 1},
-                      annotation_text=f"{name} = {float(value):.4g}", annotation_position="top right")
+    # the lines are shapes (data coordinates on any axis type); their labels are separate annotations, whose
+    # position on a log axis is the value's log10: add_vline(annotation_text=...) put "x = 100" at 10^100 and
+    # stretched the differential-inference chart's x axis to 1e99
+    for name, value in curve.hlines.items():
+        v = float(value)
+        fig.add_hline(y=v, line={"color": "#666666", "dash": "longdash", "width": 1})
+        if not curve.log_y or v > 0:
+            fig.add_annotation(x=1, xref="x domain", y=math.log10(v) if curve.log_y else v, yref="y",
+                               text=f"{name} = {v:.4g}", showarrow=False, xanchor="right", yanchor="bottom")
     for name, value in getattr(curve, "vlines", {}).items():
-        fig.add_vline(x=float(value), line={"color": "#666666", "dash": "dot", "width": 1},
-                      annotation_text=f"{name} = {float(value):.4g}", annotation_position="top left")
+        v = float(value)
+        fig.add_vline(x=v, line={"color": "#666666", "dash": "dot", "width": 1})
+        if not curve.log_x or v > 0:
+            fig.add_annotation(x=math.log10(v) if curve.log_x else v, xref="x", y=1, yref="y domain",
+                               text=f"{name} = {v:.4g}", showarrow=False, xanchor="right", yanchor="top")
+    if curve.log_x and len(x[np.isfinite(x) & (x > 0)]):  # the range the data spans, never an annotation's
+        fin = x[np.isfinite(x) & (x > 0)]
+        lines = [float(v) for v in getattr(curve, "vlines", {}).values() if float(v) > 0]
+        lo, hi = min(fin.min(), *lines) if lines else fin.min(), max(fin.max(), *lines) if lines else fin.max()
+        pad = 0.03 * max(math.log10(hi) - math.log10(lo), 1e-9)
+        fig.update_xaxes(range=[math.log10(lo) - pad, math.log10(hi) + pad])
     _base(fig, curve.title, curve.x_label, curve.y_label, height=460)
     if curve.log_x:
         fig.update_xaxes(type="log")

@@ -108,3 +108,20 @@ def test_seed003_colours_anatomy_as_the_mechanism():
     from core.experiments import seed003
 
     assert seed003.COLOURS["Anatomy"] == figures.MECHANISM_COLOURS["anatomy"]
+
+
+def test_line_labels_on_log_axes_sit_at_their_value_and_the_axis_spans_the_data():
+    # issue 13 §5: add_vline's label on a log axis was placed at 10^100, stretching the x axis to 1e99
+    import math
+
+    from core.bounds import compute
+    from core.figures import curve_figure
+
+    curve = compute("differential-inference", {"epsilon": 0.1, "ratio": 0.99, "x": 100.0})
+    fig = curve_figure(curve)
+    lo, hi = fig.layout.xaxis.range
+    assert math.log10(min(curve.x)) - 0.2 < lo < math.log10(min(curve.x)) and \
+        math.log10(max(curve.x)) < hi < math.log10(max(curve.x)) + 0.2
+    labels = {a.text: a for a in fig.layout.annotations}
+    assert labels["x = 100"].x == 2.0 and labels["x = 100"].xref == "x"
+    assert labels["y/x (no bias) = 1"].y == 0.0  # log10(1) on the log y axis
