@@ -362,13 +362,14 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
         sel = idx[band[idx] == b]
         if not len(sel):
             continue
-        hover = [user_text(text[i]) for i in sel] if text is not None else [""] * len(sel)
+        # numbers stay numeric arrays (sent packed) and the query texts a plain list: an object array mixing
+        # both was serialised value by value and made this the slowest figure of the Query error page
         fig.add_trace(go.Scattergl(
             x=true[sel], y=np.maximum(est[sel], floor), mode="markers", name=name,
             marker={"color": PALETTE[b % len(PALETTE)], "size": 5, "opacity": 0.6},
-            customdata=np.stack([est[sel], np.asarray(hover, dtype=object)], axis=1),
-            hovertemplate="%{customdata[1]}<br>true %{x:,.0f}, estimated %{customdata[0]:,.1f}<extra>"
-                          + name + "</extra>",
+            customdata=est[sel], text=[user_text(text[i]) for i in sel] if text is not None else None,
+            hovertemplate=("%{text}<br>" if text is not None else "")
+                          + "true %{x:,.0f}, estimated %{customdata:,.1f}<extra>" + name + "</extra>",
         ))
     if len(idx):
         lo = max(floor, float(min(true[idx].min(), np.maximum(est[idx], floor).min())))

@@ -98,8 +98,14 @@ def relevant_bounds(mechanism: str) -> list[str]:
 def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, seed: int = 1,
           compare: Sequence[str] | None = None, queries: int = 2000, records: int = 2000,
           progress: Callable[[float, str], None] | None = None, decision: Mapping[str, Any] | None = None,
-          pins: Sequence[Mapping[str, Any]] = ()) -> str:
+          pins: Sequence[Mapping[str, Any]] = (),
+          measured: tuple[Sequence[Point], Sequence[str]] | None = None) -> str:
     """The report as one HTML string.
+
+    ``measured`` is the risk-utility map already measured on the same
+    table, seed, queries and records (the Trade-offs page's points and its
+    not-eligible sentences): the report draws it instead of measuring every
+    setting again, which took most of the report's time.
 
     ``decision`` is the steward's decision record
     (:meth:`core.session.Decision.to_json`) and ``pins`` the pinned
@@ -181,8 +187,11 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
         chosen_eval = evaluate_release(release, workload)
     except Exception as exc:  # noqa: BLE001 - reported in the comparison, not fatal
         chosen_failed = f"{mech.title}: {exc}"
-    points, not_eligible = sweep_points(data, names, workload, t, seed,
-                                        progress=lambda f, s: say(0.25 + 0.55 * f, s))
+    if measured is None:
+        points, not_eligible = sweep_points(data, names, workload, t, seed,
+                                            progress=lambda f, s: say(0.25 + 0.55 * f, s))
+    else:
+        points, not_eligible = list(measured[0]), list(measured[1])
     chosen = None if chosen_eval is None else measure_release(data, release, workload, t, chosen_eval)
     say(0.85, "Matching the compared settings")
     rows, errors = compare_rows(data, mechanism, raw or {}, compare, points, chosen, workload, t, seed)

@@ -323,13 +323,16 @@ state.seed_widget("w_to_report_mech", current, lambda v: v in names)
 rmech = st.selectbox("Mechanism the report is about (at its parameters from the Sanitize page)", names,
                      key="w_to_report_mech", format_func=lambda n: MECHANISMS[n].title)
 if st.button("Build the report", key="w_to_report"):
-    with st.spinner("Sanitizing, answering the queries and measuring the map for the report…"):
-        try:
-            html_text = build_report(data, rmech, state.mech_params(rmech), seed,
-                                     [n for n in chosen if n != rmech], queries=queries, records=records)
-        except WorkbenchError as exc:
-            st.error(md(exc))
-            html_text = None
+    report_bar = st.progress(0.0, text="Building the report…")
+    try:
+        # the map measured above goes into the report as it is (same table, seed, queries and records)
+        html_text = build_report(data, rmech, state.mech_params(rmech), seed, [n for n in chosen if n != rmech],
+                                 queries=queries, records=records, measured=(points, skipped),
+                                 progress=lambda f, text: report_bar.progress(min(max(f, 0.0), 1.0), text=text))
+    except WorkbenchError as exc:
+        st.error(md(exc))
+        html_text = None
+    report_bar.empty()
     if html_text:
         ss["wb_report_html"] = html_text
 if ss.get("wb_report_html"):

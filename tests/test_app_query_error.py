@@ -29,7 +29,7 @@ def test_renders_comparison_sweep_and_scatter():
     scatter = charts(at)["chart_scatter"]
     assert scatter["layout"]["xaxis"]["type"] == "log" and scatter["layout"]["yaxis"]["type"] == "log"
     # hover shows the query text
-    assert " AND " in str(scatter["data"][0]["customdata"][0])
+    assert " AND " in str(scatter["data"][0]["text"][0])
     assert not at.get("progress")  # every progress bar is cleared once its work is done (issue 13 §5)
 
 

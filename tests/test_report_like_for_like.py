@@ -83,3 +83,20 @@ def test_identical_groups_keep_distinct_settings_and_mechanisms_apart():
               _point("ambiguity", 1.2, 3.0, beta=0.1), _point("priview", 1.2, 3.1, beta=0.3),
               _point("priview", 1.2, 3.0, beta=0.4)]
     assert identical_groups(points) == [[0, 1, 4], [2], [3]]
+
+
+@pytest.mark.slow
+def test_a_map_already_measured_is_drawn_as_it_is(small):
+    # the Trade-offs page hands its measured points over instead of the report measuring them again
+    from core.risk import sweep_points, targets
+    from core.workload import seed000
+
+    workload, t = seed000(small, queries=300, seed=1), targets(small, records=300, seed=1)
+    points, _ = sweep_points(small, ["uniform"], workload, t, 1, sweeps={"uniform": [0.3, 0.6]})
+    report = build(small, "anatomy", {"l": 3}, 1, ["uniform"], queries=300, records=300,
+                   measured=(points, ["Nothing at all: a sentence from the page."]))
+    text = html.unescape(report)
+    section = text[text.index(". Risk against utility</h2>"):]
+    rows = re.findall(rf"<td>{re.escape(mechanisms.get('uniform').title)}</td>\s*<td>(.*?)</td>", section)
+    assert len(rows) == 2 and rows[0].startswith("p=0.3") and rows[1].startswith("p=0.6")
+    assert "Not eligible: Nothing at all: a sentence from the page." in section
