@@ -181,3 +181,10 @@ def test_cli_warns_when_a_qi_is_an_identifier(tmp_path):
     text = ok("sanitize", src, "--sensitive", "job", "--qi", "sex", "pid", "--mechanism", "uniform",
               "--seed", "1", "--out", tmp_path / "o.csv")
     assert "warning: QI 'pid' looks like an identifier" in text
+
+
+def test_decimal_widths_put_a_value_on_an_edge_in_the_band_it_starts():
+    frame = pd.DataFrame({"y": [0.1, 0.2, 0.3, 0.7, 0.9, 1.0], "s": list("abcabc")})
+    data = bind(make_table(frame, "t.csv"), "s", ("y",), {"y": parse("y=0.1")})
+    decoded = list(data.qi_labels[0][data.qi_codes[0]])
+    assert decoded == ["[0.1, 0.2)", "[0.2, 0.3)", "[0.3, 0.4)", "[0.7, 0.8)", "[0.9, 1)", "[1, 1.1)"]

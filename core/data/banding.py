@@ -162,13 +162,17 @@ class Banding:
         lo, hi = float(values.min()), float(values.max())
         if self.method == "width":
             w = float(self.width)
-            start = math.floor(lo / w)
-            stop = math.floor(hi / w) + 1
+            # edges k*w rounded to 12 significant digits, so 3 x 0.1 is the edge 0.3 that 0.3 itself reaches
+            start = math.floor(lo / w + 1e-9)
+            stop = math.floor(hi / w + 1e-9) + 1
             if stop - start > MAX_BANDS:
                 raise ParameterError(
                     f"A width of {_num(w)} on '{self.column}' ({_num(lo)} to {_num(hi)}) makes "
                     f"{stop - start:,} bands, more than {MAX_BANDS:,}; choose a wider band.")
-            return np.array([k * w for k in range(start, stop + 1)], dtype=float)
+            edges = np.array([float(f"{k * w:.12g}") for k in range(start, stop + 1)], dtype=float)
+            if edges[0] > lo:  # a value just below a rounded edge still gets a band
+                edges = np.concatenate([[float(f"{(start - 1) * w:.12g}")], edges])
+            return edges
         if self.method == "quantiles":
             probs = np.arange(1, self.count) / self.count
             inner = np.unique(np.quantile(values, probs, method="lower"))
