@@ -188,3 +188,10 @@ def test_decimal_widths_put_a_value_on_an_edge_in_the_band_it_starts():
     data = bind(make_table(frame, "t.csv"), "s", ("y",), {"y": parse("y=0.1")})
     decoded = list(data.qi_labels[0][data.qi_codes[0]])
     assert decoded == ["[0.1, 0.2)", "[0.2, 0.3)", "[0.3, 0.4)", "[0.7, 0.8)", "[0.9, 1)", "[1, 1.1)"]
+
+
+def test_quantiles_with_heavy_ties_still_cut_where_the_records_are():
+    frame = pd.DataFrame({"x": [1, 1, 1, 1, 2, 3, 4, 5], "s": list("abcdabcd")})
+    data = bind(make_table(frame, "t.csv"), "s", ("x",), {"x": parse("x=q4")})
+    assert list(data.qi_labels[0]) == ["[1, 2)", "[2, 4)", "[4, 5]"]
+    assert np.bincount(data.qi_codes[0]).tolist() == [4, 2, 2]

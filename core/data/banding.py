@@ -33,9 +33,10 @@ Choices where the issue is silent
   the largest value.
 * Equal-width bands start at a multiple of the width (at or below the
   smallest value), so ``age=10`` gives decades, not bands starting at 17.
-* Quantile cut points are values that occur in the column (numpy's
-  ``method="lower"``), so labels show real values; tied values never
-  straddle a cut, so a column with heavy ties gets fewer than ``K`` bands.
+* Quantile cut points are values that occur in the column, so labels show
+  real values: the i-th cut is the value with the number of records below
+  it nearest to ``i n / K``.  Tied values never straddle a cut, so a
+  column with heavy ties can get fewer than ``K`` bands.
   They are computed over the rows used (after rows with a missing value in
   a chosen column are dropped), identically on the page and in the CLI.
 * Only bands that hold records become values of the banded column
@@ -174,9 +175,13 @@ class Banding:
                 edges = np.concatenate([[float(f"{(start - 1) * w:.12g}")], edges])
             return edges
         if self.method == "quantiles":
-            probs = np.arange(1, self.count) / self.count
-            inner = np.unique(np.quantile(values, probs, method="lower"))
-            inner = inner[inner > lo]
+            uniq, counts = np.unique(values, return_counts=True)
+            if len(uniq) < 2:
+                return np.array([lo, np.nextafter(hi, np.inf)])
+            below = (np.cumsum(counts) - counts)[1:]  # records below each candidate cut (a value > min)
+            targets = np.arange(1, self.count) * len(values) / self.count
+            picks = np.abs(below[None, :] - targets[:, None]).argmin(axis=1) + 1
+            inner = np.unique(uniq[picks])
             return np.concatenate([[lo], inner, [np.nextafter(hi, np.inf)]])
         return np.concatenate([[-np.inf], np.asarray(self.cuts, dtype=float), [np.inf]])
 
