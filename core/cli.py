@@ -15,7 +15,12 @@ from typing import Any, Sequence
 
 from . import __version__
 from .errors import clip
+from .guarantee import EXIT_NOT_MET
 from .params import format_value
+
+
+class _GuaranteeNotMet(Exception):
+    """``sanitize --require-guarantee``: the release does not meet its guarantee (exit status 3, one line)."""
 
 
 class _UsageError(Exception):
@@ -231,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output .csv or .parquet (a folder for mechanisms that publish several tables)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
+    p.add_argument("--require-guarantee", action="store_true",
+                   help="write nothing and exit with status 3 (one line on stderr: what fails and the nearest "
+                        "setting that meets it) unless the release meets its mechanism's own guarantee on every "
+                        "record, non-vacuously")
 
     p = sub.add_parser("evaluate", help="mean relative error of a count-query workload, by band",
                        epilog=_workload_help() + "\n\n" + _mechanism_help(),
@@ -429,8 +438,9 @@ def cmd_sanitize(args) -> dict[str, Any]:
     _bands(args)  # --band syntax errors too
     data = _dataset(args)
     release = mechanisms.sanitize(data, mech.name, raw, args.seed)
+    verdict = _require(args, data, release)
     written = rel.write(release, args.out, args.manifest)
-    return _sanitize_output(args, release, written, data=data)
+    return _sanitize_output(args, release, written, data=data, verdict=verdict)
 
 
 def _sanitize_session(args) -> dict[str, Any]:
@@ -502,6 +512,7 @@ def _sanitize_session(args) -> dict[str, Any]:
             notes.append(f"--band {band.text()} overrides the session's banding of {col}")
     data = bind(table, sa, qi, {**bands, **given})
     release = mechanisms.sanitize(data, mech.name, raw, seed)
+    verdict = _require(args, data, release)
     decision = None
     chosen = session.pin(session.decision.chosen) if session.decision is not None else None
     if chosen is not None and chosen.setting.key() == sess.Setting(mech.name, raw, seed).key():
@@ -509,15 +520,30 @@ def _sanitize_session(args) -> dict[str, Any]:
     written = rel.write(release, args.out, args.manifest, decision=decision)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
-    out = _sanitize_output(args, release, written, decision, data=data)
+    out = _sanitize_output(args, release, written, decision, data=data, verdict=verdict)
     out["session"] = {"file": str(path), "overrides": notes}
     return out
 
 
-def _sanitize_output(args, release, written, decision: dict | None = None, data=None) -> dict[str, Any]:
+def _require(args, data, release):
+    """The release's verdict (with the nearest setting that meets it); with --require-guarantee, refuse unless plain."""
+    from . import mechanisms
+
+    verdict = mechanisms.judge(data, release)
+    if getattr(args, "require_guarantee", False) and not verdict.plain:
+        raise _GuaranteeNotMet(" ".join(verdict.line().split()))
+    return verdict
+
+
+def _sanitize_output(args, release, written, decision: dict | None = None, data=None,
+                     verdict=None) -> dict[str, Any]:
     out = {"written": [str(p) for p in written], "manifest": release.manifest(decision=decision)}
+    if verdict is not None:
+        out["verdict"] = verdict.to_dict()
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
+        if verdict is not None:
+            lines.append(f"verdict: {' '.join(verdict.line().split())}")
         lines += _identifier_notes(data) if data is not None else []
         for note in release.notes:
             lines.append(f"note: {note}")
@@ -760,6 +786,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except _GuaranteeNotMet as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_NOT_MET
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -68,6 +68,11 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def _name(key: str) -> str:
+    """A figure's key as words (``largest_share`` -> ``largest share``; ``T_p`` stays ``T_p``)."""
+    return key.replace("T_p", "T\0p").replace("_", " ").replace("\0", "_")
+
+
 @dataclass(frozen=True)
 class Failure:
     """One part of a guarantee that the release does not meet.
@@ -205,7 +210,7 @@ class Verdict:
     def evidence(self) -> str:
         """The figures that show a meets, as text."""
         shown = [(k, v) for k, v in self.figures.items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return ", ".join(f"{k.replace('_', ' ')} {fmt(v)}" for k, v in shown[:4]) + "."
+        return ", ".join(f"{_name(k)} {fmt(v)}" for k, v in shown[:4]) + "."
 
     def suggestion_text(self) -> str:
         if not self.suggestion:

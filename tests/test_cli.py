@@ -379,3 +379,42 @@ def test_reproduce_command_survives_any_column_name(tmp_path, sa_index):
     for name in ("release.csv", "release.manifest.json"):
         assert (again / name).read_bytes() == (first / name).read_bytes()
     assert not evil.exists() and not evil2.exists()
+
+
+# ------------------------------------------------------------------ --require-guarantee (issue 13 §1)
+@pytest.mark.slow
+def test_require_guarantee_exits_3_with_one_line_and_writes_nothing(tmp_path):
+    out = tmp_path / "rel"
+    proc = run("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "mondrian", "--seed", "1",
+               "--out", out, "--require-guarantee")
+    assert proc.returncode == 3
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert "association ≤ β = 0.1 fails on 462 of 462 groups" in proc.stderr
+    assert "Nearest setting that meets it: β = 0.135" in proc.stderr
+    assert "Traceback" not in proc.stderr and not out.exists()
+
+
+@pytest.mark.slow
+def test_require_guarantee_refuses_a_qualified_meets(tmp_path):
+    # Ambiguity leaves 16,942 records unpublished: never a plain meets
+    proc = run_inprocess("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "ambiguity", "--seed", "1",
+                         "--out", tmp_path / "amb", "--require-guarantee")
+    assert proc.returncode == 3 and proc.stderr.count("\n") == 1
+    assert "16,942 of 45,222 records are not published" in proc.stderr and "β = 0.143" in proc.stderr
+
+
+@pytest.mark.slow
+def test_the_verdict_line_without_the_flag_and_a_release_that_meets(tmp_path):
+    text = ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "splu", "--seed", "1",
+              "--out", tmp_path / "a.csv")
+    line = next(ln for ln in text.splitlines() if ln.startswith("verdict: "))
+    assert "splu: does not meet its guarantee" in line and "Nearest setting that meets it: γ = 7" in line
+    assert (tmp_path / "a.csv").exists()  # without the flag the release is written
+    text = ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "splu", "--param", "gamma=7",
+              "--seed", "1", "--out", tmp_path / "b.csv", "--require-guarantee")
+    assert "verdict: splu: meets its guarantee: T_p 0.6034" in text
+    man = json.loads((tmp_path / "b.manifest.json").read_text())
+    assert man["verdict"]["outcome"] == "meets" and man["verdict"]["plain"] is True
+    js = json.loads(ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "splu", "--seed", "1",
+                       "--out", tmp_path / "c.csv", "--json"))
+    assert js["verdict"]["suggestion"]["params"] == {"gamma": 7} and js["verdict"]["suggestion"]["verified"]
