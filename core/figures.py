@@ -47,7 +47,7 @@ MECHANISM_COLOURS = {
 }
 #: one marker per mechanism on the risk-utility map, so colour is not the only cue (the star marks a choice)
 MECHANISM_SYMBOLS = {
-    "uniform": "circle", "reconstruction": "circle-open", "sdr": "square", "splu": "diamond",
+    "uniform": "circle", "reconstruction": "bowtie", "sdr": "square", "splu": "diamond",
     "bucketization": "triangle-up", "anatomy": "triangle-down", "ambiguity": "pentagon", "priview": "hexagon",
     "dbr": "cross", "laplace": "x", "mondrian": "hourglass",
 }
@@ -478,7 +478,11 @@ def _point_hover(p, title: str) -> str:
             f"inference accuracy {p.inference_accuracy:.1%} (lift {p.inference_lift:.2f}×)<br>"
             f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
             f"presence {p.presence:.3g}<br>large-count error {_num(p.large_error)}, "
-            f"small-count error {_num(p.small_error)}")
+            f"small-count error {_num(p.small_error)}"
+            + (f"<br>guarantee: {_VERDICT_WORDS.get(p.verdict, p.verdict)}" if getattr(p, "verdict", None) else ""))
+
+
+_VERDICT_WORDS = {"meets": "meets it", "fails": "does not meet it", "cannot_run": "cannot run"}
 
 
 def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "inference_lift",
@@ -490,6 +494,9 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
     every measure.  Points towards the lower left are better on both axes.
     ``chosen`` (a Point, e.g. the setting a report is about, which need not
     be on any sweep) is drawn as a large star with its own legend entry.
+    A point whose release does not meet its mechanism's own guarantee
+    (``Point.verdict == "fails"``, :mod:`core.guarantee`) is drawn hollow,
+    with a legend entry saying so.
     """
     titles = titles or {}
     fig = go.Figure()
@@ -501,13 +508,20 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
         ys = [getattr(points[i], utility) for i in idx]
         hover = [_point_hover(points[i], titles.get(mech, mech)) for i in idx]
         colour = MECHANISM_COLOURS.get(mech, PALETTE[k % len(PALETTE)])
+        base = MECHANISM_SYMBOLS.get(mech, "circle")
+        symbols = [base + "-open" if getattr(points[i], "verdict", None) == "fails" else base for i in idx]
         fig.add_trace(go.Scatter(
             x=[np.nan if v is None else v for v in xs], y=[np.nan if v is None else v for v in ys],
             mode="lines+markers", name=titles.get(mech, mech), customdata=idx,
-            marker={"color": colour, "size": 10, "symbol": MECHANISM_SYMBOLS.get(mech, "circle")},
+            marker={"color": colour, "size": 10, "symbol": symbols, "line": {"color": colour, "width": 2}},
             line={"color": colour, "width": 1},
             hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
         ))
+    if any(getattr(p, "verdict", None) == "fails" for p in points):
+        fig.add_trace(go.Scatter(x=[np.nan], y=[np.nan], mode="markers", hoverinfo="skip",
+                                 name="hollow: does not meet its own guarantee",
+                                 marker={"symbol": "circle-open", "size": 10, "color": TRUTH,
+                                         "line": {"color": TRUTH, "width": 2}}))
     if front:
         fx = [getattr(points[i], risk) for i in front]
         fy = [getattr(points[i], utility) for i in front]

@@ -35,7 +35,7 @@ h1{font-size:1.8em}h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom
 td,th{border:1px solid #ddd;padding:.3em .6em;text-align:left;overflow-wrap:break-word}
 th{background:#f4f4f4}.cap{color:#555;font-size:.92em;margin:.2em 0 1.5em}
 pre{background:#f7f7f7;padding:1em;font-size:.85em;white-space:pre-wrap;overflow-wrap:anywhere}
-.note{background:#eef5fb;border-left:4px solid #0072B2;padding:.5em 1em}.warn{background:#fff4e5;border-left:4px solid #D55E00;padding:.5em 1em}
+.note{background:#eef5fb;border-left:4px solid #0072B2;padding:.5em 1em}.warn{background:#fff4e5;border-left:4px solid #D55E00;padding:.5em 1em}.ok{background:#eaf7ee;border-left:4px solid #009E73;padding:.5em 1em}
 .rationale{white-space:pre-wrap;border-left:4px solid #999;padding:.3em 1em;background:#fafafa}
 .sign td{height:2.2em;min-width:14em}
 @page{size:A4 landscape;margin:12mm}
@@ -159,8 +159,11 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     derived = {k: v for k, v in release.params.items() if k not in {p.name for p in mech.params}}
     if derived:
         parts.append("<p><b>Derived values</b></p>" + _kv(derived))
+    verdict = mechanisms.judge(data, release)
+    parts.append("<p><b>Its guarantee</b>: " + _e(verdict.guarantee) + "</p>" + verdict_html(verdict))
     for note in release.notes:
-        parts.append(f"<p class='note'>{_e(note)}</p>")
+        if note not in verdict.explains:  # the verdict above already says these
+            parts.append(f"<p class='note'>{_e(note)}</p>")
     parts.append("<p><b>Published with the data</b></p>" + _kv(release.published))
     parts.append("<p><b>Privacy checks</b></p>" + _kv(release.privacy))
     parts.append("<p><b>Manifest</b> (reproduce with the command in <code>reproduce</code>)</p>"
@@ -246,7 +249,8 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
                 f"{_fmt(chosen.inference_lift, 3)}, large-count error {_fmt(chosen.large_error, 3)}.")
         parts.append(fig(figures.risk_utility_map(points, front, titles=titles, chosen=chosen),
                          "Lower left is better on both axes. The dashed line joins the settings no other "
-                         "setting beats on both risk and error (the Pareto front)." + star + per_answer))
+                         "setting beats on both risk and error (the Pareto front). Hollow markers: settings whose release "
+                         "does not meet its mechanism's own guarantee (the 'guarantee' column)." + star + per_answer))
         rows, notes = [], []
         for group in identical_groups(points):
             p = points[group[0]]
@@ -255,6 +259,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
                    "inference accuracy": _fmt(p.inference_accuracy, 3), "lift": _fmt(p.inference_lift, 3),
                    "small counts within 30%": _fmt(p.small_sum_disclosure, 3), "presence": _fmt(p.presence, 3),
                    "large-count error": _fmt(p.large_error, 3), "small-count error": _fmt(p.small_error, 3),
+                   "guarantee": _verdict_word(p),
                    "on the front": "yes" if any(i in front for i in group) else ""}
             if len(group) > 1:
                 row["parameters"], note = _merged_setting(data, [points[i] for i in group])
@@ -271,6 +276,26 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(mech.title)} on {_e(data.name)}: privacy-utility report</title>"
             f"<style>{_CSS}</style></head><body>{body}</body></html>")
+
+
+def verdict_html(verdict) -> str:
+    """The verdict as the report shows it: a warning unless it meets plainly, with the release notes that explain it."""
+    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
+    fix = ""
+    if verdict.suggestion:
+        fix = (f" {verdict.suggestion_text()} meets it on every record." if verdict.meets
+               else f" Nearest setting that meets it: {verdict.suggestion_text()}.")
+    why = "".join(f"<br>{_e(t)}" for t in verdict.explains)
+    cls = "ok" if verdict.plain else "warn"
+    return f"<p class='{cls}'><b>{_e(head)}:</b> {_e(verdict.detail() + fix)}{why}</p>"
+
+
+def _verdict_word(p: Point) -> str:
+    if p.verdict is None:
+        return "–"
+    if p.verdict == "meets":
+        return "meets" if p.verdict_plain else "meets, qualified"
+    return "fails" if p.verdict == "fails" else "cannot run"
 
 
 def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]] = ()) -> str:

@@ -112,6 +112,9 @@ class Point:
     large_error: float | None
     small_error: float | None
     bands: list = field(default_factory=list)
+    #: the release's verdict on its mechanism's own guarantee (core.guarantee outcome) and whether it is plain
+    verdict: str | None = None
+    verdict_plain: bool | None = None
 
     @property
     def risk(self) -> float:
@@ -159,6 +162,8 @@ def measure_release(data: Dataset, release: Release, workload: Workload, t: Targ
         large_error=large_error,
         small_error=small_error,
         bands=ev.bands(),
+        verdict=release.verdict.outcome if release.verdict is not None else None,
+        verdict_plain=release.verdict.plain if release.verdict is not None else None,
     )
 
 

@@ -314,3 +314,46 @@ def test_manifest_carries_the_verdict_deterministically(adult):
     assert v["outcome"] == "fails" and v["figures"]["T_p"] == pytest.approx(0.5904, abs=1e-4)
     assert v["failures"][0]["count"] == 1 and "suggestion" not in v
     assert v["guarantee"].startswith("(ε, T_p, α) small-sum privacy")
+
+
+# ------------------------------------------------------------------ trade-off map and report
+def test_points_that_fail_their_guarantee_are_hollow():
+    from core import figures
+    from core.risk import Point
+
+    def pt(mech, lift, verdict):
+        return Point(mech, {"x": lift}, 1, 0.3, lift, 0.1, 1.0, 0.2, 1.0, verdict=verdict, verdict_plain=verdict == "meets")
+
+    points = [pt("mondrian", 1.2, "fails"), pt("mondrian", 1.5, "meets"), pt("anatomy", 1.1, "meets")]
+    fig = figures.risk_utility_map(points)
+    traces = {t.name: t for t in fig.data}
+    assert list(traces["mondrian"].marker.symbol) == ["hourglass-open", "hourglass"]
+    assert list(traces["anatomy"].marker.symbol) == ["triangle-down"]
+    assert "hollow: does not meet its own guarantee" in traces
+    assert "guarantee: does not meet it" in traces["mondrian"].hovertext[0]
+    clean = figures.risk_utility_map(points[1:])
+    assert not any("hollow" in (t.name or "") for t in clean.data)  # no legend entry without a failing point
+
+
+@pytest.mark.slow
+def test_measured_points_carry_the_verdict(adult):
+    from core.risk import measure_release, targets
+    from core.workload import seed000
+
+    wl = seed000(adult, queries=200, seed=1)
+    t = targets(adult, records=200, seed=1)
+    rel = mechanisms.sanitize(adult, "mondrian", {}, seed=1)
+    p = measure_release(adult, rel, wl, t)
+    assert (p.verdict, p.verdict_plain) == ("fails", False)
+    assert p.to_json()["verdict"] == "fails"
+
+
+def test_report_verdict_html():
+    from core.report import verdict_html
+
+    v = G.judge("x", "g <b>", {"a": 1}, [G.failure("share ≤ 0.2", 0.5, 0.2, 3, 10, "groups")],
+                suggestion={"params": {"l": 3}, "text": "ℓ = 3", "verified": True}, explains=("why <i>",))
+    html = verdict_html(v)
+    assert html.startswith("<p class='warn'>") and "3 of 10 groups" in html
+    assert "Nearest setting that meets it: ℓ = 3." in html and "why &lt;i&gt;" in html
+    assert verdict_html(G.judge("x", "g", {"a": 1})).startswith("<p class='ok'>")
