@@ -15,7 +15,7 @@ from core import session as session_file
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
 from pages import ui
-from pages.ui import cached, state
+from pages.ui import cached, preview, state
 from pages.ui import columns as uicols
 from pages.ui import data as uidata
 from pages.ui.fmt import md
@@ -54,7 +54,8 @@ with st.expander("Open a saved session (table, columns, settings, pins, history,
 
 # ------------------------------------------------------------------ table source
 st.header("1. Choose a table")
-SOURCES = {"sample": "Bundled sample", "upload": "Upload a file (CSV, TSV, Parquet)"}
+SOURCES = {"sample": "Bundled sample", "upload": "Upload a file (CSV or any delimited text, Excel, Parquet, SPSS, "
+                                                  "Stata, SAS)"}
 state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
 source = st.radio("Table source", list(SOURCES), key="w_source", format_func=SOURCES.get, horizontal=True)
 ss[state.SOURCE] = source
@@ -85,10 +86,8 @@ if source == "sample":
         ss[state.SIZE] = {**sizes, name: int(size)}
 else:
     state.follow_sample()
-    uploaded = st.file_uploader(
-        "Upload a table", type=["csv", "tsv", "txt", "parquet", "pq", "xlsx"], key="w_upload",
-        help="A header row, then one row per person. Comma, semicolon, tab or | separated text in UTF-8, "
-             "or Parquet.")
+    uploaded = st.file_uploader("Upload a table (any file name: the content decides)", type=None, key="w_upload")
+    st.caption(preview.accepted_text())
     st.caption("The file stays in this session's memory: it is never written to disk, no other session sees "
                "it, and it leaves the server when this session ends. A link or reload names it by its content "
                "hash only and asks for the same file again; a saved session can embed it.")
@@ -101,30 +100,41 @@ else:
 
         st.button("Use another table", key="w_drop_wanted", on_click=_drop_wanted,
                   help="Forget the table the link names and upload any file (or choose a bundled sample above).")
+    reading = False
     if uploaded is not None:
         current = ss.get(state.UPLOAD) or {}
-        last_error = ss.get("wb_upload_error") or {}
-        if uploaded.file_id not in (current.get("file_id"), last_error.get("file_id")):
-            table, message = uidata.handle_upload(uploaded.name, uploaded.getvalue())
-            if table is not None and (refusal := uidata.wanted_upload_refusal(table, uploaded.name)):
-                table, message = None, refusal  # never swap tables silently
-            if table is None:
-                ss["wb_upload_error"] = {"file_id": uploaded.file_id, "message": message}
-            else:
-                uidata.keep_upload(uploaded.name, uploaded.file_id, table)
-                ss["wb_upload_error"] = None
-                ss[state.WANT_UPLOAD] = None
+        reading = uploaded.file_id != current.get("file_id") or ss.get("wb_reread") == uploaded.file_id
+        if reading:
+            chosen = preview.show(uploaded)
+            if chosen is not None:
+                new_table, _ = chosen
+                refusal = uidata.wanted_upload_refusal(new_table, uploaded.name)  # never swap tables silently
+                if refusal:
+                    ss["wb_upload_error"] = {"file_id": uploaded.file_id, "message": refusal}
+                else:
+                    uidata.keep_upload(uploaded.name, uploaded.file_id, new_table)
+                    ss["wb_upload_error"] = ss[preview.PREVIEW] = ss["wb_reread"] = None
+                    ss[state.WANT_UPLOAD] = None
+                    st.rerun()
         last_error = ss.get("wb_upload_error") or {}
         if last_error.get("file_id") == uploaded.file_id:
             st.error(md(last_error["message"]))
     kept = ss.get(state.UPLOAD)
-    if kept and (uploaded is None or uploaded.file_id == kept["file_id"]):
+    if kept and not reading and (uploaded is None or uploaded.file_id == kept["file_id"]):
         st.success(f"Using '{md(kept['name'])}': {len(kept['table']):,} rows, {len(kept['table'].columns)} columns.")
-        if st.button("Forget the uploaded table", key="w_forget_upload"):
+        b1, b2 = st.columns(2)
+        if uploaded is not None and b1.button("Read the file differently", key="w_reread_upload",
+                                              help="Open the preview again: delimiter, header, encoding, names, "
+                                                   "missing-value markers."):
+            ss["wb_reread"] = uploaded.file_id
+            st.rerun()
+        if b2.button("Forget the uploaded table", key="w_forget_upload"):
             uidata.forget_upload()
+            ss[preview.PREVIEW] = None
             st.rerun()
     elif kept:
-        st.caption(f"The earlier upload '{md(kept['name'])}' is still in use until a new file reads correctly.")
+        st.caption(f"The earlier upload '{md(kept['name'])}' stays in use until **Use this table** is pressed "
+                   "for the new file.")
 
 try:
     table = uidata.current_table()
@@ -133,8 +143,9 @@ except uidata.TableProblem as exc:
         st.error(md(exc))
     elif ss.get(state.WANT_UPLOAD):
         pass  # the warning above asks for the file
-    elif not (ss.get("wb_upload_error") or {}).get("message") or uploaded is None:
-        st.info("Upload a file above (CSV, TSV or Parquet with a header row), or choose a bundled sample.")
+    elif uploaded is None:
+        st.info("Upload a file above (delimited text, Excel, Parquet, Feather, SPSS, Stata or SAS), or choose a "
+                "bundled sample.")
     ui.sidebar_status()
     state.sync_url()
     st.stop()

@@ -77,3 +77,24 @@ def plain(markdown: str) -> str:
     import re
 
     return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def use_upload(at):
+    """Press "Use this table" under an upload's preview (Home), when the file read; returns ``at``.
+
+    An upload is previewed first (how it was read, with controls); the
+    table is used only once the button is pressed.  A file that does not
+    read has no button: the preview shows its one-sentence error.
+    """
+    buttons = [b for b in at.button if b.key == "w_use_upload"]
+    if buttons:
+        buttons[0].click().run()
+    return at
+
+
+def upload(at, name: str, content: bytes, mime: str = "text/csv", use: bool = True):
+    """Choose "upload" on Home, upload ``content`` as ``name`` and (``use``) press "Use this table"."""
+    if at.radio(key="w_source").value != "upload":
+        at.radio(key="w_source").set_value("upload").run()
+    at.file_uploader(key="w_upload").set_value((name, content, mime)).run()
+    return use_upload(at) if use else at

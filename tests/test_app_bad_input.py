@@ -6,16 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import app, no_exception
+from conftest import app, no_exception, upload
 
 PAGES = ["pages/1_Sanitize.py", "pages/2_Bounds.py", "pages/3_Query_error.py", "pages/4_Attacks.py",
          "pages/5_Trade-offs.py"]
-
-
-def upload(at, name: str, content: bytes):
-    at.radio(key="w_source").set_value("upload").run()
-    at.file_uploader(key="w_upload").set_value((name, content, "text/csv")).run()
-    return at
 
 
 def csv(frame: pd.DataFrame) -> bytes:

@@ -7,7 +7,7 @@ import io
 import pandas as pd
 import pytest
 
-from conftest import app, charts, metrics, no_exception
+from conftest import app, charts, metrics, no_exception, use_upload
 from core.mechanisms import MECHANISMS
 from pages.ui.data import handle_upload
 
@@ -120,7 +120,7 @@ def test_good_upload_is_used_and_named_in_the_url_by_its_hash_only():
     frame.to_parquet(buf, index=False)
     at = app()
     at.radio(key="w_source").set_value("upload").run()
-    at.file_uploader(key="w_upload").set_value(("ward.parquet", buf.getvalue(), "application/octet-stream")).run()
+    use_upload(at.file_uploader(key="w_upload").set_value(("ward.parquet", buf.getvalue(), "application/octet-stream")).run())
     no_exception(at)
     assert not at.error
     assert metrics(at)["Records used"] == "40 rows"
@@ -160,7 +160,7 @@ def test_link_restores_state_and_reports_what_it_ignores():
 def test_forgetting_the_upload_returns_to_the_empty_state():
     at = app()
     at.radio(key="w_source").set_value("upload").run()
-    at.file_uploader(key="w_upload").set_value(("t.csv", b"a,b,s\n1,x,p\n2,y,q\n3,x,q\n", "text/csv")).run()
+    use_upload(at.file_uploader(key="w_upload").set_value(("t.csv", b"a,b,s\n1,x,p\n2,y,q\n3,x,q\n", "text/csv")).run())
     assert metrics(at)["Records used"] == "3 rows"
     at.file_uploader(key="w_upload").set_value(None).run()
     at.button(key="w_forget_upload").click().run()
@@ -187,7 +187,7 @@ def test_unicode_html_and_markdown_in_names_and_values_render_safely():
                                              for i in range(40)]
     at = app()
     at.radio(key="w_source").set_value("upload").run()
-    at.file_uploader(key="w_upload").set_value(("ünï <i>code</i>.csv", "\n".join(rows).encode(), "text/csv")).run()
+    use_upload(at.file_uploader(key="w_upload").set_value(("ünï <i>code</i>.csv", "\n".join(rows).encode(), "text/csv")).run())
     no_exception(at)
     assert not at.error
     assert at.selectbox(key="w_sa").value == "*diagnosis*"

@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import app, metrics, no_exception, plain
+from conftest import app, metrics, no_exception, plain, use_upload
 from core import session as S
 from core.table import load_table
 
@@ -33,11 +33,11 @@ def test_reload_after_an_upload_asks_for_the_same_file_and_refuses_another():
                for w in at.warning)
     assert "Records used" not in metrics(at)  # no table shown: Adult is not swapped in
     other = FRAME.assign(diagnosis=["flu"] * 40)
-    at.file_uploader(key="w_upload").set_value(("other.parquet", _parquet(other), "application/octet-stream")).run()
+    use_upload(at.file_uploader(key="w_upload").set_value(("other.parquet", _parquet(other), "application/octet-stream")).run())
     no_exception(at)
     assert len(at.error) == 1 and f"not the {chash} this link names" in plain(at.error[0].value)
     assert "Records used" not in metrics(at)
-    at.file_uploader(key="w_upload").set_value(("ward.parquet", good, "application/octet-stream")).run()
+    use_upload(at.file_uploader(key="w_upload").set_value(("ward.parquet", good, "application/octet-stream")).run())
     no_exception(at)
     assert not at.error
     assert metrics(at)["Records used"] == "40 rows"

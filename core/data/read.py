@@ -104,6 +104,8 @@ APPLIES = {
     "sas7bdat": {"names", "na", "encoding"},
 }
 
+#: Python's codec names shown as users know them
+_CODEC_NAMES = {"iso8859-1": "latin-1"}
 _SAMPLE_BYTES = 1 << 16
 _SAMPLE_RECORDS = 200
 _SAS7BDAT_MAGIC = (b"\x00" * 12 + b"\xc2\xea\x81\x60\xb3\x14\x11\xcf\xbd\x92\x08\x00\x09\xc7\x31\x8c\x18\x1f\x10\x11")
@@ -159,7 +161,8 @@ class ReadOptions:
             raise DataError(f"The decimal mark must be '.' or ','. Got '{self.decimal}'.")
         if self.encoding is not None:
             try:
-                object.__setattr__(self, "encoding", codecs.lookup(self.encoding.strip()).name)
+                found = codecs.lookup(self.encoding.strip()).name
+                object.__setattr__(self, "encoding", _CODEC_NAMES.get(found, found))
             except LookupError:
                 raise DataError(f"There is no text encoding called '{self.encoding}'; use utf-8, utf-16, "
                                 "latin-1 or cp1252.") from None
