@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from pages.ui.layout import PAGES
-from tests.conftest import no_exception
+from tests.conftest import no_exception, use_upload
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,7 @@ def _upload(name: str):
     make, sa, qi = TABLES[name]
     at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
     at.radio(key="w_source").set_value("upload").run()
-    at.file_uploader(key="w_upload").set_value((name, make(), "text/csv")).run()
+    use_upload(at.file_uploader(key="w_upload").set_value((name, make(), "text/csv")).run())
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.session_state["wb_sa"] == sa and tuple(at.session_state["wb_qi"]) == qi

@@ -97,12 +97,13 @@ def _idle(page) -> None:
 
 
 def _upload(page, name: str, data: bytes) -> None:
-    page.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
+    page.get_by_text("Upload a file (", exact=False).first.click()
     uploader = page.locator('[data-testid="stFileUploader"]', has_text="Upload a table")
     uploader.wait_for(timeout=60_000)
     _idle(page)
     uploader.locator('input[type="file"]').set_input_files(
         files=[{"name": name, "mimeType": "text/csv", "buffer": data}])
+    page.get_by_role("button", name="Use this table").click(timeout=60_000)  # the preview step (issue 14)
     page.get_by_text(f"Using '{name}'").wait_for(timeout=60_000)
     page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
     _idle(page)
