@@ -96,7 +96,8 @@ def current_table() -> Table:
         if not up and ss.get(state.WANT_UPLOAD):
             raise TableProblem(want_upload_message())
         if not up:
-            raise TableProblem("No file is uploaded yet: upload a CSV, TSV or Parquet file on the Home page, "
+            raise TableProblem("No file is uploaded yet: upload a data file (CSV or other delimited text, Excel, "
+                               "Parquet, SPSS, Stata or SAS) on the Home page, "
                                "or choose a bundled sample there.")
         return up["table"]
     spec = state.sample_spec()
