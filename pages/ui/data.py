@@ -46,7 +46,7 @@ def handle_upload(name: str, data: bytes) -> tuple[Table | None, str | None]:
         message = str(exc)
     except Exception as exc:  # a reader bug on hostile input: still one sentence
         message = (f"'{name}' could not be read as a table ({type(exc).__name__}); "
-                   "choose a CSV, TSV or Parquet file with a header row.")
+                   "choose delimited text, Excel, Parquet, Feather, SPSS, Stata or SAS.")
     give_back_memory()
     return None, message
 
