@@ -92,6 +92,7 @@ class Item:
     static: tuple[Row, ...] = ()  # statements judged without a run (parameter tables)
     differences: str = ""  # data differences that explain departures
     why_no_experiment: str = ""
+    explore: str = ""  # query string opening the paper's setting on the Sanitize page
 
     @property
     def standin(self) -> str:
@@ -683,7 +684,8 @@ ITEMS: tuple[Item, ...] = (
          "hospital:42264", judge=_j000_fig11,
          differences="hospital:42264 is synthetic (1,200 diagnoses, Zipf-like)"),
     Item("000-fig12", "000", "Fig. 12", "Utility for SPLU-Gen (two SA's).", "§6.4", "seed000-two-sa", {},
-         "census:100000", judge=_j000_fig12),
+         "census:100000", judge=_j000_fig12,
+         explore="data=census-2sa:100000&sa=occupation&mech=splu&gamma=5&sa2=age_interval&seed=1"),
     Item("000-s65", "000", "§6.5 (text)", "Computational overhead: partitioning 500 K records for γ = 2 to 10.",
          "§6.5", "seed000-time", {"gammas": "2,4,6,8,10"}, "census:500000", judge=_j000_time),
     # seed 001
@@ -774,7 +776,8 @@ ITEMS: tuple[Item, ...] = (
          differences="Occ-100K-d built as census:100000 made d times denser (occ:100000:d)"),
     Item("004-thm6", "004", "Theorem 6 (beyond the paper)", "PriView's privacy: Theorem 6's presence and "
          "association against the exact ones from the published tables, and the repaired construction.", "§8",
-         "seed004-priview-exact", {}, "adult", judge=_j004_thm6),
+         "seed004-priview-exact", {}, "adult", judge=_j004_thm6,
+         explore="data=adult&sa=occupation&mech=priview&alpha=0.1&beta=0.1&construction=exact&seed=1"),
 )
 
 _BY_KEY = {i.key: i for i in ITEMS}
@@ -838,7 +841,8 @@ def listing() -> list[dict[str, Any]]:
     """One entry per figure or table: seed, number, caption, experiment, stand-in, parameters."""
     return [{"key": i.key, "seed": i.seed, "number": i.number, "caption": i.caption, "section": i.section,
              "experiment": i.experiment, "data": i.data, "sensitive": i.sa, "params": dict(i.params),
-             "why_no_experiment": i.why_no_experiment or None} for i in ITEMS]
+             "why_no_experiment": i.why_no_experiment or None,
+             "sanitize_link": f"Sanitize?{i.explore}" if i.explore else None} for i in ITEMS]
 
 
 def rows_frame(rows: list[Row]) -> pd.DataFrame:

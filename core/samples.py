@@ -188,6 +188,20 @@ _SAMPLES: tuple[Sample, ...] = (
         source="Generated from census:N (itself from " + _ADULT_SOURCE + ")",
     ),
     Sample(
+        name="census-2sa",
+        title="CENSUS-like with Age in 10 intervals as a 2nd SA (seed 000 §6.4)",
+        description=(
+            "census:N (default 100,000) with Age generalised into ten intervals of about 10% of the rows each "
+            "(column age_interval) and left out of the QIs: seed 000 Fig. 12's setting. Sanitize with SPLU-Gen "
+            "and sa2 = age_interval to randomise both sensitive attributes."
+        ),
+        sa="occupation",
+        qi=("workclass", "education", "marital_status", "race", "sex", "native_country"),
+        sized=True,
+        default_size=100_000,
+        source="Generated from census:N (itself from " + _ADULT_SOURCE + ")",
+    ),
+    Sample(
         name="hospital",
         title="Hospital diagnoses (synthetic, 1,200 ICD-9-like codes)",
         description=(
@@ -328,7 +342,7 @@ def _parse(spec: str) -> tuple[Sample, int | None]:
         if size_text is not None:
             raise DataError(
                 f"The sample {name!r} has a fixed size and takes no ':N'; "
-                "only census[:N], hospital[:N] and occ[:N[:d]] do."
+                "only census[:N], census-2sa[:N], hospital[:N] and occ[:N[:d]] do."
             )
         return sample, None
     if size_text is None:
@@ -403,10 +417,33 @@ def _build(name: str, size: int | None) -> pd.DataFrame:
         return _hospital(size)
     if name == "occ":
         return _occ(*(size if isinstance(size, tuple) else (size or 100_000, 1)))
+    if name == "census-2sa":
+        base = _census(size)
+        codes, labels = pd.factorize(base["age"], sort=True)
+        band, names = intervals(codes, np.asarray(labels), 10)
+        return base.assign(age_interval=names[band])
     return _TOYS[name]()
 
 
 OCC_SEED = 20_100_503
+
+
+def intervals(codes: np.ndarray, labels: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Generalise ordered codes into about ``k`` quantile intervals (seed 000 §6.4's Age in ten intervals).
+
+    Cuts at the k-quantiles of the codes, merged where ties make two equal;
+    returns each row's interval and the labels ``"01: lo-hi"`` (the
+    zero-padded index first, so the labels sort in interval order).
+    """
+    codes = np.asarray(codes)
+    cuts = np.unique(np.quantile(codes, np.linspace(0, 1, k + 1)[1:-1], method="higher"))
+    cuts = cuts[cuts > 0]
+    band = np.searchsorted(cuts, codes, side="right")
+    lo = np.concatenate(([0], cuts))
+    hi = np.concatenate((cuts - 1, [len(labels) - 1]))
+    names = np.array([f"{i + 1:02d}: {labels[a]}-{labels[b]}" if a != b else f"{i + 1:02d}: {labels[a]}"
+                      for i, (a, b) in enumerate(zip(lo, hi))], dtype=object)
+    return band, names
 
 
 def _occ(size: int, density: int) -> pd.DataFrame:

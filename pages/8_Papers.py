@@ -70,6 +70,9 @@ def _item(item: papers.Item) -> None:
         st.dataframe(papers.rows_frame(rows), hide_index=True, key=f"pp_rows_{key}")
         return
     exp = _experiments.get(item.experiment)
+    if item.explore:
+        st.link_button("Open this setting on the Sanitize page", f"Sanitize?{item.explore}",
+                       icon=":material/open_in_new:", help="Opens the paper's table and parameters in a new tab.")
     source = st.radio("Data", ["the paper's stand-in", "the loaded table"], horizontal=True, key=f"w_pp_src_{key}",
                       help="The stand-in is a bundled sample sized as the paper's data; the loaded table is the one "
                            "chosen on Home.")

@@ -29,3 +29,18 @@ def test_run_one_item_shows_the_paper_beside_ours():
     rows = [d.value for d in at.dataframe if "paper's statement" in d.value.columns]
     assert rows and rows[-1]["verdict"].iloc[0] == papers.NOT  # seed 004's tab is drawn last
     assert any(m.value.startswith("Verdict on census:100000") and "not reproduced" in m.value for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_fig12_setting_opens_on_sanitize():
+    from conftest import app as open_app
+
+    item = papers.get("000-fig12")
+    query = dict(kv.split("=", 1) for kv in item.explore.split("&"))
+    at = open_app("pages/1_Sanitize.py", query=query)
+    no_exception(at)
+    assert at.session_state["wb_mech"] == "splu"
+    notes = [w.value for w in at.warning if "Ignored" in w.value or "link" in w.value]
+    assert not notes
+    texts = [e.value for e in [*at.markdown, *at.info, *at.caption]]
+    assert any("second sensitive attribute" in t and "age" in t for t in texts)

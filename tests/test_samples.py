@@ -15,7 +15,7 @@ from core import samples
 from core.errors import DataError
 from core.samples import Sample, is_sample, list_samples, load_sample
 
-NAMES = ["adult", "census", "occ", "hospital", "toy-splu", "toy-sdr", "toy-bucket", "toy-ambiguity"]
+NAMES = ["adult", "census", "occ", "census-2sa", "hospital", "toy-splu", "toy-sdr", "toy-bucket", "toy-ambiguity"]
 ADULT_COLUMNS = [
     "age", "workclass", "education", "marital_status", "occupation", "relationship",
     "race", "sex", "native_country", "income", "hours_per_week",
@@ -47,7 +47,7 @@ def test_metadata_is_complete(sample):
     assert isinstance(sample.qi, tuple) and sample.qi
     assert sample.sa not in sample.qi
     assert sample.sized == (sample.default_size is not None)
-    assert sample.sized == (sample.name in {"census", "occ", "hospital"})
+    assert sample.sized == (sample.name in {"census", "occ", "census-2sa", "hospital"})
 
 
 @pytest.mark.parametrize("sample", list_samples(), ids=lambda s: s.name)
@@ -91,7 +91,7 @@ def test_bad_size_is_a_data_error_naming_the_range(spec):
 
 @pytest.mark.parametrize("spec", ["adult:100", "toy-splu:3", "toy-ambiguity:8"])
 def test_size_on_fixed_sample_is_a_data_error(spec):
-    with pytest.raises(DataError, match=r"census\[:N\], hospital\[:N\] and occ\[:N\[:d\]\]"):
+    with pytest.raises(DataError, match=r"census\[:N\], census-2sa\[:N\], hospital\[:N\] and occ\[:N\[:d\]\]"):
         load_sample(spec)
 
 

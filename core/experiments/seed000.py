@@ -273,7 +273,7 @@ def _large_vs_gamma(data: Dataset, s: dict[str, Any], progress=None) -> Experime
 
 
 # ------------------------------------------------------------------ Fig. 12
-def two_sa_dataset(data: Dataset, column: str = "age", intervals: int = 10) -> tuple[Dataset, Column]:
+def two_sa_dataset(data: Dataset, column: str = "age", intervals_: int = 10) -> tuple[Dataset, Column]:
     """``data`` with QI ``column`` generalised into quantile intervals, taken out of the QIs, as a 2nd SA.
 
     The intervals are cut at the ``intervals``-quantiles of the column's
@@ -289,22 +289,14 @@ def two_sa_dataset(data: Dataset, column: str = "age", intervals: int = 10) -> t
     second : Column
         The interval column, encoded as the release will encode it.
     """
-    from ..table import bind, encode, make_table
+    from ..samples import intervals
+    from ..table import bind, make_table
 
     if column not in data.qi:
         raise ParameterError(f"Fig. 12 generalises a QI column into intervals; '{column}' is not a QI of "
                              f"{data.name} (its QIs: {', '.join(data.qi)}).")
     j = data.qi.index(column)
-    codes = data.qi_codes[j]
-    labels = data.qi_labels[j]
-    cuts = np.unique(np.quantile(codes, np.linspace(0, 1, intervals + 1)[1:-1], method="higher"))
-    cuts = cuts[cuts > 0]
-    band = np.searchsorted(cuts, codes, side="right")
-    lo = np.concatenate(([0], cuts))
-    hi = np.concatenate((cuts - 1, [len(labels) - 1]))
-    # zero-padded index first, so the labels sort in interval order
-    names = np.array([f"{i + 1:02d}: {labels[a]}-{labels[b]}" if a != b else f"{i + 1:02d}: {labels[a]}"
-                      for i, (a, b) in enumerate(zip(lo, hi))], dtype=object)
+    band, names = intervals(data.qi_codes[j], data.qi_labels[j], intervals_)
     name = f"{column}_interval"
     qi = tuple(c for c in data.qi if c != column)
     cols = {c: np.asarray(data.qi_labels[k], dtype=object)[data.qi_codes[k]]

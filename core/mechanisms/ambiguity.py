@@ -105,11 +105,18 @@ def unplaced_note(data: Dataset, group: np.ndarray, beta: float, min_size: int =
     big = int(np.argmax(data.sa_counts))
     share = data.sa_counts[big] / data.n
     text = (f"{len(out):,} of {data.n:,} records fit in no group and are not published "
-            f"({', '.join(f'{k}: {v:,}' for k, v in list(blocking.items())[:4])}). ")
+            f"({', '.join(f'{k}: {v:,}' for k, v in list(blocking.items())[:4])}"
+            f"{', …' if len(blocking) > 4 else ''}). ")
     l = feas["diversity"]
     why = f"⌈1/β⌉ = {l}" if l == amb.diversity(beta) else f"{l} (PriView's presence 1/|G| ≤ α)"
-    text += (f"'{data.sa_labels[big]}' is {share:.1%} of the table: a group holds each value at most once among "
-             f"at least {why} different values, so at most {feas['max_placeable']:,} records can be placed"
+    g = feas["max_groups"]
+    blocked = [str(data.sa_labels[v]) for v in np.argsort(-data.sa_counts, kind="stable") if data.sa_counts[v] > g]
+    named = (f"'{blocked[0]}'" if len(blocked) == 1 else
+             f"{len(blocked)} values ({', '.join(repr(b) for b in blocked)})") if blocked else f"'{data.sa_labels[big]}'"
+    text += (f"{named} {'has' if len(blocked) == 1 else 'have'} more records than the {g:,} groups that can be "
+             f"formed can take (the most frequent, '{data.sa_labels[big]}', is {share:.1%} of the table): a group "
+             f"holds each value at most once among at least {why} different values, so at most "
+             f"{feas['max_placeable']:,} records can be placed"
              + (f" (and no partition whose groups keep every value's share ≤ β = {beta:g} holds more than "
                 f"{feas['any_partition_bound']:,})" if share > beta else "") + ". ")
     if feas["beta_to_place_all"] is not None and l == amb.diversity(beta):
