@@ -118,3 +118,12 @@ def test_exact_priview_meets_point_one_on_adult_from_its_published_files(tmp_pat
     assert stats["presence"].max() <= 0.1 + 1e-12
     assert stats["association"].max() <= 0.1 + 1e-12
     assert rel.rows_out > 10_000
+
+
+def test_unplaced_note_names_every_blocked_value():
+    from core.mechanisms.ambiguity import unplaced_note
+
+    data = load_dataset("adult")
+    text, info = unplaced_note(data, np.full(data.n, -1), 0.1)
+    assert "7 values (" in text and "'Machine-op-inspct'" in text and "2,828 groups" in text
+    assert info["max_placeable"] == 28_280
