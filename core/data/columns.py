@@ -272,4 +272,4 @@ def proposal_for_sample(frame: pd.DataFrame, sa: str, qi: tuple[str, ...], sourc
     infos = inspect_columns(frame)
     bandable = tuple(c for c in qi if c in infos and infos[c].numeric and infos[c].distinct > MANY_VALUES)
     return Proposal(sa=sa, qi=tuple(qi), identifiers=tuple(c for c in ids if c != sa and c not in qi),
-                    sa_reason=source, qi_reason=source, reasons=reasons, bandable=bandable)
+                    sa_reason=f"it is {source}", qi_reason=source, reasons=reasons, bandable=bandable)
