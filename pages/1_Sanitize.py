@@ -200,14 +200,15 @@ c1, c2 = st.columns(2)
 with c1:
     st.subheader("Published with the data")
     if release.published:
-        st.dataframe(uidata.mapping_frame(dict(release.published), name), hide_index=True, key="published_meta")
+        # st.table wraps every cell: in a half-width grid long read-outs were cut ("T_p(f) per count f", lists)
+        st.table(uidata.mapping_frame(dict(release.published), name).set_index("item"))
     else:
         st.caption("Nothing besides the table(s).")
     st.caption("Anyone receiving the release sees these values; estimators need them.")
 with c2:
     st.subheader("Privacy checks")
     if release.privacy:
-        st.dataframe(uidata.mapping_frame(dict(release.privacy), name), hide_index=True, key="privacy_checks")
+        st.table(uidata.mapping_frame(dict(release.privacy), name).set_index("item"))
     else:
         st.caption("This mechanism reports no privacy checks.")
     st.caption("Measured on this release (shares of records, probabilities, budgets).")

@@ -290,11 +290,14 @@ else:
                        f"Same workload and release seed ({seed}) at every point.")
 
 # ------------------------------------------------------------------ scatter
-st.header("Estimated against true answers")
-done = {n: r for n, r in results.items() if not isinstance(r, str)}
-if not done:
-    st.info("Compare at least one eligible mechanism above to see its estimates query by query.")
-else:
+@st.fragment
+def _scatter(done: dict, workload, kind: str, settings_key: tuple) -> None:
+    """Estimate against truth for one compared mechanism.
+
+    A fragment: choosing another mechanism here redraws this chart only,
+    not the comparison, the sweep and the papers' figures above and below.
+    """
+    q = state.query_settings()
     options = list(done)
     state.seed_widget("w_q_scatter", q.get("scatter_mech", options[0]), lambda v: v in options)
     sname = st.selectbox("Mechanism", options, key="w_q_scatter", format_func=lambda n: MECHANISMS[n].title)
@@ -312,6 +315,15 @@ else:
         "privacy; large counts (right) should hug the line for utility. "
         + (f"{low:,} estimates below 0.5 (zero or negative, as unbiased estimators may give) are drawn at 0.5 "
            "so they stay visible on the log axes." if low else ""))
+    state.sync_url()  # a rerun of this fragment alone must still keep the link current
+
+
+st.header("Estimated against true answers")
+done = {n: r for n, r in results.items() if not isinstance(r, str)}
+if not done:
+    st.info("Compare at least one eligible mechanism above to see its estimates query by query.")
+else:
+    _scatter(done, workload, kind, settings_key)
 
 # ------------------------------------------------------------------ paper figures
 experiments.render("query_error", data)

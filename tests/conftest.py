@@ -64,11 +64,17 @@ def metrics(at) -> dict[str, str]:
 
 
 def frame_with(at, column: str):
-    """The first ``st.dataframe`` on the page that has ``column`` (dataframes carry no key in AppTest)."""
+    """The first ``st.dataframe`` (or ``st.table``, its index as a column) on the page that has ``column``."""
     for el in at.dataframe:
         value = el.value
         if column in value.columns:
             return value
+    for el in at.table:  # key-value read-outs are st.table (every cell wraps) indexed by their item
+        value = el.value
+        if column in value.columns:
+            return value
+        if value.index.name == column:
+            return value.reset_index()
     raise KeyError(f"no dataframe with a column {column!r}")
 
 
