@@ -101,6 +101,8 @@ else:
         st.button("Use another table", key="w_drop_wanted", on_click=_drop_wanted,
                   help="Forget the table the link names and upload any file (or choose a bundled sample above).")
     reading = False
+    if uploaded is None:
+        ss[preview.PREVIEW] = None  # the file was removed: its preview read goes too
     if uploaded is not None:
         current = ss.get(state.UPLOAD) or {}
         reading = uploaded.file_id != current.get("file_id") or ss.get("wb_reread") == uploaded.file_id

@@ -404,3 +404,23 @@ def test_cli_refuses_read_flags_on_a_sample(tmp_path):
     proc = cli("sanitize", "toy-splu", "--no-header", "--sensitive", "disease", "--mechanism", "uniform",
                "--out", tmp_path / "o.csv")
     assert proc.returncode == 2 and "--no-header is for reading a data file" in proc.stderr
+
+
+def test_cli_parquet_with_a_binary_column_is_bad_input_not_an_internal_error(tmp_path):
+    """Issue 12 item 3: was exit 3 'internal error (UnicodeDecodeError)'."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"blob": pa.array([bytes(range(256))] * 4, type=pa.binary()),
+                             "dx": ["a", "b", "a", "b"], "age": [1, 2, 3, 4]}), path)
+    proc = cli("sanitize", path, "--sensitive", "dx", "--qi", "age", "--mechanism", "uniform",
+               "--out", tmp_path / "o.csv")
+    assert proc.returncode == 2, proc.stderr
+    assert "Column 'blob' of 'b.parquet' holds binary data, not text" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    latin = tmp_path / "l.parquet"
+    pq.write_table(pa.table({"city": pa.array([b"K\xf6ln", b"Lyon"] * 2, type=pa.binary()),
+                             "dx": ["a", "b", "a", "b"]}), latin)
+    proc = cli("inspect", latin, "--json")
+    assert proc.returncode == 0 and "decoded as latin-1" in proc.stdout
