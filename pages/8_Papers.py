@@ -50,11 +50,8 @@ def _run(key: str, _data, data_key: str, settings: tuple):
     return result, *papers.judge(item, result)
 
 
-VERDICT_ICON = {papers.REPRODUCED: "✅", papers.TREND: "🟡", papers.NOT: "❌"}
-
-
 def _verdict_text(verdict: str | None) -> str:
-    return f"{VERDICT_ICON.get(verdict, '')} {verdict}" if verdict else "not run yet"
+    return verdict or "not run yet"
 
 
 def _item(item: papers.Item) -> None:
@@ -67,7 +64,7 @@ def _item(item: papers.Item) -> None:
         store["verdicts"][key] = verdict
         st.caption(f"No experiment: {item.why_no_experiment}.")
         st.markdown(f"Verdict: **{md(_verdict_text(verdict))}**")
-        st.dataframe(papers.rows_frame(rows), hide_index=True, key=f"pp_rows_{key}")
+        st.table(papers.rows_frame(rows).set_index("paper's statement"))
         return
     exp = _experiments.get(item.experiment)
     if item.explore:
@@ -107,15 +104,11 @@ def _item(item: papers.Item) -> None:
         store["done"].add(run_key)
         store["verdicts"][key] = verdict
         st.markdown(f"Verdict on {md(label)}: **{md(_verdict_text(verdict))}**")
-        left, right = st.columns([3, 2]) if result.figures else (None, st.container())
-        if left is not None:
-            with left:
-                for i, (title, fig, caption) in enumerate(result.figures[:1]):
-                    st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
-                    st.caption(caption)
-        with right:
-            st.markdown("**The paper beside ours**")
-            st.dataframe(papers.rows_frame(rows), hide_index=True, key=f"pp_rows_{key}")
+        st.markdown("**The paper beside ours**")
+        st.table(papers.rows_frame(rows).set_index("paper's statement"))
+        for i, (title, fig, caption) in enumerate(result.figures[:1]):
+            st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
+            st.caption(caption)
         for i, (title, fig, caption) in enumerate(result.figures[1:], start=1):
             st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
             st.caption(caption)

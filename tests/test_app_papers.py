@@ -26,7 +26,7 @@ def test_run_one_item_shows_the_paper_beside_ours():
     at.selectbox(key="w_pp_item_004").set_value("004-fig10").run()
     at.button(key="w_pp_run_004-fig10").click().run()
     no_exception(at)
-    rows = [d.value for d in at.dataframe if "paper's statement" in d.value.columns]
+    rows = [t.value for t in at.table if "verdict" in t.value.columns]
     assert rows and rows[-1]["verdict"].iloc[0] == papers.NOT  # seed 004's tab is drawn last
     assert any(m.value.startswith("Verdict on census:100000") and "not reproduced" in m.value for m in at.markdown)
 
