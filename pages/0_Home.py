@@ -231,12 +231,28 @@ st.header("4. Which mechanisms can sanitize it, and which meet their guarantee?"
 st.caption("Each mechanism at its current parameters and seed (change them on the Sanitize page), checked on "
            "the release it produces: whether it can run, and whether that release meets the mechanism's own "
            "guarantee (which part fails and the nearest setting that meets it), or the figures that show it does.")
+#: above this many records Home checks the guarantees only when asked (eleven sanitizations of a large table)
+CHECK_ROWS = 100_000
+checked = data.n <= CHECK_ROWS or ss.get("wb_verdicts_for") == data.key
+if not checked:
+    st.caption(f"This table has {data.n:,} records: sanitizing it with all eleven mechanisms takes a while, so "
+               "the table below says only which can run until you ask for the verdicts.")
+    if st.button("Check every mechanism's guarantee", key="w_check_verdicts"):
+        ss["wb_verdicts_for"] = data.key
+        st.rerun()
 rows = []
 for name, mech in MECHANISMS.items():
     raw = state.mech_params(name)
     try:
         values = mech.resolve(raw)
-        cells = cached.verdict(data, data.key, name, cached.items(values), int(ss[state.SEED])).cells()
+        if checked:
+            cells = cached.verdict(data, data.key, name, cached.items(values), int(ss[state.SEED])).cells()
+        else:
+            ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
+            cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
+            cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = "" if ok else message
+            if ok:
+                cells[guarantee.SHORT[guarantee.FAILS]] = cells[guarantee.SHORT[guarantee.MEETS]] = "not checked yet"
     except WorkbenchError as exc:
         values = raw
         cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
