@@ -62,6 +62,7 @@ def _download(page, label: str) -> bytes:
 def test_headerless_data_file_previewed_banded_and_sanitized(server, browser, tmp_path):  # noqa: F811
     original = _write_data_file(tmp_path / "clinic.data")
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page.set_default_timeout(120_000)  # a cold server on two busy cores takes a while to draw Home
     try:
         page.goto(server, timeout=60_000)
         page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
