@@ -413,8 +413,26 @@ def cmd_inspect(args) -> dict[str, Any]:
     flags = result.options.cli_args()
     if flags:
         lines.append("the same reading on other commands: " + " ".join(shlex.quote(f) for f in flags))
+    lines += _proposal_lines(table, out)
     out["_text"] = "\n".join(lines)
     return out
+
+
+def _proposal_lines(table, out: dict[str, Any]) -> list[str]:
+    """The column proposal (:func:`core.table.proposal`) into ``out["proposal"]``, and as text lines."""
+    from .errors import WorkbenchError
+    from .table import proposal
+
+    try:
+        p = proposal(table)
+    except WorkbenchError:
+        return []
+    out["proposal"] = p.to_json()
+    lines = [f"proposed: --sensitive {shlex.quote(p.sa)} ({p.sa_reason})",
+             f"proposed: --qi {' '.join(shlex.quote(c) for c in p.qi)} ({p.qi_reason})"]
+    lines += [f"identifier, must not be published: {c} ({p.reasons[c].removeprefix('left out: ').removesuffix('; it must not be published')})"
+              for c in p.identifiers]
+    return lines
 
 
 def _params(args) -> dict[str, str]:

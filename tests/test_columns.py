@@ -1,5 +1,7 @@
 """Column proposals on unknown tables (core.data.columns): SA, QIs, identifiers, each with a reason."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -98,3 +100,16 @@ def test_small_and_two_column_tables_get_a_proposal(n):
     frame = pd.DataFrame({"age": rng.integers(20, 60, 50), "disease": rng.choice(list("abc"), 50)})
     p = propose(frame)
     assert p.sa == "disease" and p.qi == ("age",)
+
+
+def test_cli_inspect_gives_the_proposal(tmp_path):
+    from tests.test_cli import ok
+
+    path = tmp_path / "people.csv"
+    _people().to_csv(path, index=False)
+    out = json.loads(ok("inspect", path, "--json"))
+    assert out["proposal"]["sa"] == "diagnosis" and out["proposal"]["qi"] == ["age", "sex", "zipCode"]
+    assert out["proposal"]["identifiers"] == ["patient_id"] and out["proposal"]["bandable"] == ["age"]
+    text = ok("inspect", path)
+    assert "proposed: --sensitive diagnosis" in text and "proposed: --qi age sex zipCode" in text
+    assert "identifier, must not be published: patient_id" in text
