@@ -357,3 +357,25 @@ def test_report_verdict_html():
     assert html.startswith("<p class='warn'>") and "3 of 10 groups" in html
     assert "Nearest setting that meets it: ℓ = 3." in html and "why &lt;i&gt;" in html
     assert verdict_html(G.judge("x", "g", {"a": 1})).startswith("<p class='ok'>")
+
+
+@pytest.mark.slow
+def test_ambiguity_fails_a_stricter_beta_on_the_same_release(adult):
+    mech = mechanisms.get("ambiguity")
+    rel = mechanisms.sanitize(adult, "ambiguity", {"beta": 0.143}, seed=1)
+    assert rel.verdict.plain
+    strict = mech.resolve({"beta": 0.1})
+    v = mech.guarantee(adult, strict, rel)
+    f = next(f for f in v.failures if f.part.startswith("association"))
+    from core.mechanisms.ambiguity import group_stats
+
+    assoc = group_stats(rel)["association"]
+    assert (f.count, f.of) == (int((assoc > 0.1 + 1e-12).sum()), len(assoc)) and f.count > 0
+    assert f.measured == pytest.approx(float(assoc.max()))
+
+
+def test_splu_cannot_run_and_what_would_work(adult):
+    v = mechanisms.verdict(adult, "splu", {"gamma": 8}, seed=1)
+    assert v.outcome == G.CANNOT_RUN and "largest feasible gamma is 7" in v.reason
+    assert v.suggestion["params"] == {"gamma": 7} and v.suggestion["verified"]
+    check_suggestion(adult, "splu", {"gamma": 8}, v)
