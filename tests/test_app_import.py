@@ -81,3 +81,19 @@ def test_bad_input_shows_one_sentence_on_the_page(case, tmp_path):
     upload(at, "good.csv", text(",").encode())
     no_exception(at)
     assert not at.error and metrics(at)["Records used"] == "6 rows"
+
+
+def test_excel_preview_has_a_sheet_picker():
+    from test_import_formats import excel
+
+    at = upload(app(), "book.xlsx", excel(), mime="application/octet-stream", use=False)
+    no_exception(at)
+    assert not at.error
+    sheet = at.selectbox(key="w_read_sheet")
+    assert sheet.options[1:] == ["Empty", "Patients"]
+    assert "sheet: Patients (detected)" in " ".join(plain(m.value) for m in at.markdown)
+    sheet.set_value("Empty").run()
+    assert len(at.error) == 1 and "Sheet 'Empty' of 'book.xlsx' is empty" in plain(at.error[0].value)
+    at.selectbox(key="w_read_sheet").set_value("Patients").run()
+    use_upload(at)
+    assert metrics(at)["Records used"] == "6 rows"

@@ -987,6 +987,22 @@ def _read_xlsx(data: bytes, name: str, options: ReadOptions, max_rows: int) -> R
                       sheets=sheets, notes=tuple(notes))
 
 
+def sheet_names(data: bytes) -> list[str]:
+    """The sheets of an Excel workbook (for a sheet picker); empty when the bytes are not a readable workbook."""
+    import openpyxl
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            book = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
+        try:
+            return list(book.sheetnames)
+        finally:
+            book.close()
+    except Exception:  # noqa: BLE001 - the read itself reports what is wrong
+        return []
+
+
 def _trim(rows: list[list[Any]]) -> list[list[Any]]:
     """Drop empty rows at the end and empty columns at the right of a sheet's cells."""
     while rows and all(_blank(v) for v in rows[-1]):

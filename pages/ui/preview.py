@@ -125,7 +125,7 @@ def show(uploaded) -> tuple[Table, ReadResult] | None:
     if message:
         st.error(md(message))
     if fmt is not None:
-        _controls(fmt, result)
+        _controls(fmt, result, data)
     if result is None or table is None:
         return None
     _summary(table, result)
@@ -136,7 +136,7 @@ def show(uploaded) -> tuple[Table, ReadResult] | None:
     return None
 
 
-def _controls(fmt: str, result: ReadResult | None) -> None:
+def _controls(fmt: str, result: ReadResult | None, data: bytes) -> None:
     """The read controls for ``fmt``; each label says what detection found (from ``result``, when read)."""
     used = result.options if result is not None else None
 
@@ -163,7 +163,12 @@ def _controls(fmt: str, result: ReadResult | None) -> None:
                          help="A decimal comma (3,5) is detected when the delimiter is not a comma.")
     if fmt == "xlsx":
         with cols[0]:
-            sheets = list(result.sheets) if result is not None else []
+            if result is not None:
+                sheets = list(result.sheets)
+            else:  # a failed read (an empty sheet chosen) keeps the picker, so the choice can be undone
+                from core.data.read import sheet_names
+
+                sheets = sheet_names(data)
             st.selectbox("Sheet", [AUTO, *sheets], key="w_read_sheet",
                          format_func=lambda v: (found(used and used.sheet) if v == AUTO else v),
                          help="By default the first sheet with data.")
