@@ -316,6 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an experiment setting (default: the paper's)")
     p.add_argument("--out", metavar="FILE.html", help="also write the figures, tables and verdict as HTML")
     p.add_argument("--json", action="store_true", help="print JSON")
+    read_args(p)
 
     p = sub.add_parser("list", help="list samples, mechanisms and bounds")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -365,6 +366,10 @@ def _read_options(args):
         return None
     from . import samples
 
+    if args.data is None:
+        from .errors import ParameterError
+
+        raise ParameterError("The read options (--delimiter, --header, ...) say how to read --data; give --data too.")
     if samples.is_sample(args.data):
         from .errors import ParameterError
 
@@ -766,7 +771,8 @@ def cmd_experiment(args) -> dict[str, Any]:
     elif raw:
         raise ParameterError(f"{item.number} of seed {item.seed} has no experiment to take settings "
                              f"({item.why_no_experiment}).")
-    data = load_dataset(args.data, args.sensitive, args.qi) if args.data else None
+    options = _read_options(args)
+    data = load_dataset(args.data, args.sensitive, args.qi, options=options) if args.data else None
     standin = args.data or (item.standin if item.experiment else "no data (a table of settings)")
     result, verdict, rows = papers.run(item, data, raw)
     out = {"key": item.key, "seed": item.seed, "number": item.number, "caption": item.caption,
