@@ -90,6 +90,11 @@ SIGMA = Param("sigma", "σ", "Fake sensitive values added to each bucket against
               "adversary who corrupts all but one member is then only 1/(1+σ) sure.", 0, kind="int", low=0,
               high=20, step=1, safer="higher", paper="seed 003 §6 (default 0: no fakes)")
 
+FAKES = Param("fakes", "fakes", "How the σ fake values are chosen: 'random' (any value absent from the bucket) or "
+              "'negassoc' (seed 003 §6.2: only values the negative association learnt from the release cannot "
+              "strike out for any record of the bucket).", "random", kind="choice", choices=("random", "negassoc"),
+              paper="seed 003 §6 ('random'), §6.2 ('negassoc')")
+
 
 @lru_cache(maxsize=64)
 def _plan(counts: tuple, fp: tuple, max_size: int, method: str) -> bk.Bucketing:
@@ -105,7 +110,7 @@ class Bucketization(Mechanism):
                "value has its own ceiling f′ on its share inside any bucket, so rare or very sensitive values "
                "are hidden in large buckets while common ones sit in small buckets that lose little.")
     order = 55
-    params = (THETA, OFFSET, OVERRIDES, MAX_BUCKET, SIZES, SIGMA)
+    params = (THETA, OFFSET, OVERRIDES, MAX_BUCKET, SIZES, SIGMA, FAKES)
     main_param = "theta"
     sweep = (2, 4, 8, 16, 32)
     publishes = "tables"
@@ -167,9 +172,19 @@ class Bucketization(Mechanism):
         st_g, st_x = np.nonzero(counts)
         st_c = counts[st_g, st_x]
         fake_g = fake_x = np.zeros(0, dtype=np.int64)
+        short = 0
         if sigma:
             # sigma distinct absent values per bucket, uniformly: random keys, absent values first
             keys = rng.random((n_buckets, m)) + (counts > 0) * 2.0
+            if values.get("fakes", "random") == "negassoc":
+                # seed 003 §6.2: values some record of the bucket excludes come after the safe ones
+                from .. import negassoc
+
+                neg = negassoc.learn(data.qi_codes, data.domains, bid, st_g, st_x, st_c, m)
+                struck = negassoc.excluded(data.qi_codes, bid, neg, n_buckets, m, every=False)
+                keys = keys + struck * 1.0
+                safe = ((counts == 0) & ~struck).sum(axis=1)
+                short = int(np.maximum(sigma - safe, 0).sum())
             pick = np.argsort(keys, axis=1)[:, :sigma]
             fake_g = np.repeat(np.arange(n_buckets), sigma)
             fake_x = pick.ravel()
@@ -231,9 +246,17 @@ class Bucketization(Mechanism):
             notes.append(f"Each bucket's ST lists σ = {sigma} fake value{'s' if sigma > 1 else ''}: "
                          f"{len(fake_g):,} fake entries, {published['fake_share']:.1%} of the ST's mass, which "
                          f"estimates count as if real (distortion).")
+            if values.get("fakes", "random") == "negassoc":
+                notes.append("Fakes are drawn only from values the negative association learnt from the release "
+                             "cannot strike out for any record of the bucket (seed 003 §6.2)"
+                             + (f"; {short:,} fake entries had to use other absent values, too few safe ones "
+                                "being left in their buckets." if short else "."))
+            published["fakes"] = values.get("fakes", "random")
         # the search's wall-clock time is shown on the page but kept out of the manifest: same seed, same bytes
         return Published(tables={"qit": qit, "st": st}, published=published, privacy=privacy,
-                         notes=tuple(notes), rows_out=n, state={"search_seconds": pl.seconds})
+                         notes=tuple(notes), rows_out=n,
+                         state={"search_seconds": pl.seconds, "fake_bucket": fake_g, "fake_value": fake_x,
+                                "record_bucket": bid})
 
     # ------------------------------------------------------------ guarantee
     def promise(self, values: Mapping[str, Any]) -> str:
