@@ -42,9 +42,12 @@ class _Once(argparse.Action):
         given = namespace.__dict__.setdefault("_given", {})
         if self.dest in given:
             first, flag = given[self.dest]
+            repeatable = [a.option_strings[0] for a in parser._actions
+                          if isinstance(a, (_Names, argparse._AppendAction, argparse._ExtendAction))]
             raise _UsageError(
                 f"{parser.prog}: {flag} is given twice ({flag} {clip(first)} and {option_string} {clip(values)}); "
-                "give it once (only --qi, --mechanisms, --param and --workload-param can be repeated)."
+                "give it once (" + (f"only {', '.join(repeatable[:-1])} and {repeatable[-1]}" if len(repeatable) > 1
+                                    else f"only {repeatable[0]}" if repeatable else "no option") + " can be repeated)."
             )
         given[self.dest] = (values, option_string)
         setattr(namespace, self.dest, values)

@@ -17,32 +17,7 @@ def csv(frame: pd.DataFrame) -> bytes:
 
 
 rng = np.random.default_rng(0)
-N = 300
-TABLES = {
-    # SA with one value: Home says so; the pages fall back to their empty state
-    "one-value": (csv(pd.DataFrame({"age": rng.integers(20, 70, N), "s": ["x"] * N})), "s", "single value"),
-    # SA that is an identifier
-    "identifier": (csv(pd.DataFrame({"age": rng.integers(20, 70, N), "id": np.arange(N)})), "id", "identifier"),
-}
-
-
-@pytest.mark.parametrize("case", list(TABLES))
-@pytest.mark.parametrize("page", PAGES)
-@pytest.mark.slow
-def test_unusable_sensitive_attribute_on_every_page(case, page):
-    content, sa, words = TABLES[case]
-    at = upload(app(), f"{case}.csv", content)
-    at.selectbox(key="w_sa").set_value(sa).run()
-    at.multiselect(key="w_qi").set_value(["age"]).run()
-    no_exception(at)
-    assert any(words in e.value for e in at.error), [e.value for e in at.error]
-    at.switch_page(page).run()
-    no_exception(at)
-    if page == "pages/2_Bounds.py":  # analytical curves need no table: the page still works
-        assert at.get("plotly_chart")
-        return
-    shown = [e.value for e in at.error] + [i.value for i in at.info] + [w.value for w in at.warning]
-    assert any(words in s or "Home page" in s for s in shown), shown
+# A sensitive attribute with one value or an identifier: cases of test_bad_input_matrix.py (every page, then a good table).
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -112,57 +112,7 @@ def test_list():
     assert "adult" in res["samples"] and "uniform" in res["mechanisms"] and "retention" in res["bounds"]
 
 
-BAD = [
-    (["sanitize", "missing.csv", "--sensitive", "x", "--mechanism", "uniform", "--out", "o.csv"], "There is no file"),
-    (["sanitize", "adult", "--sensitive", "nope", "--mechanism", "uniform", "--out", "o.csv"], "no column 'nope'"),
-    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "nope", "--out", "o.csv"], "no mechanism named 'nope'"),
-    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--param", "p=2", "--out", "o.csv"],
-     "The 'p' parameter of uniform must be"),
-    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--param", "p=abc", "--out", "o.csv"],
-     "Got abc"),
-    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "anatomy", "--param", "l=12", "--out", "o"],
-     "largest feasible l is 7"),
-    (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--queries", "0"], "--queries"),
-    (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--workload", "nope"], "no workload"),
-    (["evaluate", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--max-attrs", "0"], "max_attrs"),
-    (["bound", "nope"], "no bound named 'nope'"),
-    (["bound", "retention", "--param", "rho1=0.5", "--param", "rho2=0.1"], "rho1"),
-    (["sanitize", "adult", "--mechanism", "uniform", "--out", "o.csv"], "--sensitive"),
-    (["frobnicate"], "invalid choice"),
-    (["sanitize", "toy-splu", "--sensitive", "disease", "--mechanism", "splu", "--param", "gamma=2", "--out", "x.txt"],
-     "does not end in .csv or .parquet"),
-    (["sanitize", "toy-bucket", "--sensitive", "disease", "--mechanism", "bucketization", "--out", "x.csv"],
-     "give --out a folder name"),
-    (["sanitize", "adult", "--sensitive", "occupation", "--mechanism", "splu", "--param", "gamma=5",
-      "--param", "gamma=7", "--out", "o.csv"], "'gamma' is given twice"),
-]
-
-
-@pytest.mark.parametrize("args, fragment", BAD, ids=[b[1][:30] for b in BAD])
-def test_bad_input_one_line_no_traceback(args, fragment, tmp_path):
-    proc = run_inprocess(*args, cwd=tmp_path)
-    assert proc.returncode != 0
-    err = proc.stderr.strip()
-    assert fragment in err
-    assert len(err.splitlines()) == 1 and "Traceback" not in err
-    assert list(tmp_path.iterdir()) == []  # nothing written
-
-
-@pytest.mark.parametrize("content, fragment", [
-    (b"", "is empty"),
-    (b"a,b,c\n", "header but no data rows"),
-    (b"a\n1\n2\n", "only one column"),
-    (b"\x00\xff\xfe junk \x00" * 50, "not a text table"),
-    (b"a,b\n1,2,3\n", "different numbers of fields"),
-])
-def test_bad_files(content, fragment, tmp_path):
-    path = tmp_path / "in.csv"
-    path.write_bytes(content)
-    proc = run_inprocess("sanitize", path, "--sensitive", "a", "--mechanism", "uniform",
-                         "--out", tmp_path / "o.csv", cwd=tmp_path)
-    assert proc.returncode == 2 and fragment in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+# The bad-input cases (files, columns, parameters, flags) are one table in test_bad_input_matrix.py.
 
 
 def test_tradeoff_recommend_and_report(tmp_path):
@@ -194,17 +144,6 @@ def test_tradeoff_recommend_and_report(tmp_path):
        "--mechanisms", "laplace", "--queries", "40", "--out", out)
     text = out.read_text()
     assert "<script src" not in text and "manifest" in text.lower() and text.count("plotly-graph-div") >= 4
-
-
-@pytest.mark.parametrize("args, fragment", [
-    (["tradeoff", "adult", "--sensitive", "occupation", "--mechanisms", "nope"], "no mechanism named 'nope'"),
-    (["tradeoff", "adult", "--sensitive", "occupation", "--records", "0"], "--records"),
-    (["report", "adult", "--sensitive", "occupation", "--mechanism", "uniform", "--out", "no/such/dir/r.html"],
-     "does not exist"),
-])
-def test_explorer_bad_input(args, fragment, tmp_path):
-    proc = run_inprocess(*args, cwd=tmp_path)
-    assert proc.returncode == 2 and fragment in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------------ flags: repeated, once, odd names (issue 12 items 1, 3, 4, 9)
@@ -304,11 +243,11 @@ def test_a_seed_out_of_range_is_bad_input_not_an_internal_error(command, seed, t
 
 def test_core_refuses_a_negative_seed_with_a_sentence():
     from core.errors import ParameterError
+    from core.mechanisms import sanitize
     from core.table import load_dataset
 
     with pytest.raises(ParameterError, match="seed must be a whole number"):
-        mechanisms_sanitize = __import__("core.mechanisms", fromlist=["sanitize"]).sanitize
-        mechanisms_sanitize(load_dataset("toy-splu", "disease"), "uniform", None, -1)
+        sanitize(load_dataset("toy-splu", "disease"), "uniform", None, -1)
 
 
 def _workloads():

@@ -125,3 +125,21 @@ def test_line_labels_on_log_axes_sit_at_their_value_and_the_axis_spans_the_data(
     labels = {a.text: a for a in fig.layout.annotations}
     assert labels["x = 100"].x == 2.0 and labels["x = 100"].xref == "x"
     assert labels["y/x (no bias) = 1"].y == 0.0  # log10(1) on the log y axis
+
+
+def test_user_data_in_charts_is_text_not_markup():
+    """Issue 12 item 7: plotly reads <a href> in labels as a link; values and names are escaped."""
+    import json
+
+    import numpy as np
+
+    from core import figures
+
+    labels = np.array(["<a href='https://evil.example'>click</a>", "A & B", "plain"])
+    fig = figures.sa_distribution(labels, np.array([3, 2, 1]), "<b>sa</b>")
+    spec = json.dumps(json.loads(fig.to_json()), ensure_ascii=False)
+    assert "<a href" not in spec and "<b>sa</b>" not in spec
+    assert "&lt;a href='https://evil.example'&gt;click&lt;/a&gt;" in spec and "A &amp; B" in spec
+    scatter = figures.estimate_scatter(np.array([5.0, 7.0]), np.array([4.0, 8.0]), np.array([0, 0]), ["band"],
+                                       text=["<a href='https://x'>q</a>", "age = 3"])
+    assert "<a href" not in json.dumps(json.loads(scatter.to_json()), ensure_ascii=False)

@@ -106,3 +106,18 @@ def test_keys_with_several_meanings_are_labelled_for_every_reporter(reported):
         assert len(reported[key]) > 1, key
         for scope in reported[key]:
             assert key in SCOPED.get(scope, {}), (key, scope)
+
+
+# ------------------------------------------------------------------ user data as text (issue 12 item 7)
+@pytest.mark.parametrize("text", ["https://evil.example/x", "HTTP://evil.example", "www.evil.example", "bob@evil.example",
+                                  "mailto:bob@evil.example", "[click](https://evil.example)", "<a href='x'>y</a>"])
+def test_md_leaves_nothing_markdown_would_link(text):
+    import re
+
+    from pages.ui.fmt import WORD_JOINER, md
+
+    out = md(text)
+    assert out.replace(WORD_JOINER, "").replace("\\", "") == text.replace("\\", "")  # reads the same
+    # what GFM links without markup: a scheme's '://', 'www.', an e-mail's '@'
+    assert not re.search(r"(?i)(https?|ftp|mailto)://|www\.|\w@", out), out
+    assert "](" not in out.replace("\\](", "")

@@ -143,8 +143,8 @@ def verdict(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None,
     values = mech.resolve(raw)
     try:
         mech.check(data, values)
-    except NotEligible as exc:
-        fix = dict(exc.suggestion) if exc.suggestion else None
+    except WorkbenchError as exc:  # NotEligible, or a DataError (a text parameter naming a missing column)
+        fix = dict(exc.suggestion) if getattr(exc, "suggestion", None) else None
         sugg = None
         if fix and suggest:
             sugg = _what_would_work(data, mech, values, fix, seed)

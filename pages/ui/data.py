@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 from core import samples
-from core.errors import WorkbenchError
+from core.errors import WorkbenchError, clip
 from core.lru import give_back_memory
 from core.release import Release
 from core.table import Dataset, Table, default_columns, load_table
@@ -151,12 +151,12 @@ def link_column_notes() -> list[str]:
     label = table_label()
     notes = []
     if "sa" in asked and asked["sa"] != sa:
-        notes.append(f"Ignored from the link: the sensitive attribute '{asked['sa']}' is not a column of "
+        notes.append(f"Ignored from the link: the sensitive attribute '{clip(asked['sa'])}' is not a column of "
                      f"{label}; '{sa}' is used.")
     if "qi" in asked:
         dropped = [c for c in asked["qi"] if c not in qi]
         if dropped:
-            why = ", ".join(f"'{c}'" + ("" if c in cols else " (no such column)") for c in dropped)
+            why = clip(", ".join(f"'{clip(c)}'" + ("" if c in cols else " (no such column)") for c in dropped), 600)
             notes.append(f"Ignored from the link: QI column{'s' if len(dropped) > 1 else ''} {why} of {label}"
                          + (f" ('{sa}' is the sensitive attribute)" if sa in dropped else "")
                          + f"; the QIs used are {', '.join(qi)}.")

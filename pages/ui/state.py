@@ -142,7 +142,7 @@ def init() -> None:
         ss[BOUND] = next(iter(BOUNDS), "")
     if not ss.get(URL_RESTORED):
         ss[URL_RESTORED] = True
-        ss[URL_NOTES] = restore(dict(st.query_params))
+        ss[URL_NOTES] = clip_echoes(restore(dict(st.query_params)), dict(st.query_params))
     follow_sample()
 
 
@@ -481,6 +481,32 @@ def sync_url() -> None:
 def valid_seed(value: Any) -> bool:
     """A release seed the Sanitize page can show: a whole number from 0 to :data:`MAX_SEED`."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_SEED
+
+
+def clip_echoes(notes: list[str], query: Mapping[str, Any]) -> list[str]:
+    """Notes with every long value of the link they repeat cut to a readable length (issue 12 item 10).
+
+    The notes quote what the link gave (``Got ...``, ``named '...'``); a
+    100 KB value would make a 100 KB warning.  Each key or value longer than
+    :data:`core.errors.ECHO_LIMIT` is replaced, wherever a note repeats it,
+    by its first characters and an ellipsis (:func:`core.errors.clip`).
+    """
+    from core.errors import ECHO_LIMIT, clip
+
+    long = set()
+    for k, v in query.items():
+        for text in [k, *(v if isinstance(v, list) else [v])]:
+            text = str(text)
+            if len(text) > ECHO_LIMIT:
+                long |= {text, text.strip()}
+    if not long:
+        return notes
+    out = []
+    for note in notes:
+        for text in sorted(long, key=len, reverse=True):
+            note = note.replace(text, clip(text))
+        out.append(clip(note, 2000))
+    return out
 
 
 def restore(query: Mapping[str, Any]) -> list[str]:
