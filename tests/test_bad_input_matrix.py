@@ -242,6 +242,7 @@ def _one_line(err: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow  # about 13 s over its cases (Adult loaded once, one good command after each)
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_cli(case, tmp_path, monkeypatch):
     content = case.content
