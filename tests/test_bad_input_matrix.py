@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import app, no_exception
+from conftest import app, no_exception, upload
 from test_cli import run_inprocess
 
 HUGE = "x" * 100_000  # a 100 KB value: messages echo at most 80 characters of it
@@ -298,10 +298,9 @@ def _session():
 
 
 def _upload(at, name: str, content: bytes):
+    """Upload on Home and press "Use this table" when the preview offers it (conftest.upload)."""
     at.switch_page("pages/0_Home.py").run()
-    at.radio(key="w_source").set_value("upload").run()
-    at.file_uploader(key="w_upload").set_value((name, content, "text/csv")).run()
-    return at
+    return upload(at, name, content)
 
 
 def _messages(at) -> list[str]:
