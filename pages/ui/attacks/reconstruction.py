@@ -164,8 +164,10 @@ def render(data: Dataset) -> None:
         n_sample = None
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("records in the group |g|", f"{size:,}")
-    m2.metric(f"most frequent value ({g.top_frequency[gid]:.0%})", str(data.sa_labels[top]),
+    # the value's name is a caption, not the metric: a metric value is cut to the column ("Prof-specialt…")
+    m2.metric("share of its most frequent value", f"{g.top_frequency[gid]:.0%}",
               help=f"'{md(data.sa_labels[top])}' holds {g.top_frequency[gid]:.1%} of the group's records.")
+    m2.caption(f"the value: {md(data.sa_labels[top])}")
     m3.metric("size threshold s_g", f"{an.s_g[gid]:,.1f} records",
               help="Largest group size that passes the (λ, δ) test with this top share (Theorems 5.11, 5.13).")
     how = ("resampled: only these records are randomised, then copied back to the group's size" if n_sample
