@@ -297,7 +297,7 @@ BAD = {
     "zip that is no workbook": (lambda tp: _zip(), "is a zip archive; unzip it"),
     "gzip": (lambda tp: b"\x1f\x8b\x08\x00" + bytes(50), "compressed (gzip)"),
     "old xls": (lambda tp: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(600), "old-style Excel (.xls)"),
-    "too big": (lambda tp: b"a,b\n" + b"1,2\n" * 400, "above the limit of 0 MB"),
+    "too big": (lambda tp: b"a,b\n" + b"1,2\n" * 400, "above the upload limit of 0 MB; use the command line instead"),
 }
 
 

@@ -314,8 +314,9 @@ def read(data: bytes, name: str = "upload", options: ReadOptions | None = None, 
     data = bytes(data)
     if len(data) > max_bytes:
         raise DataError(
-            f"'{name}' is {len(data) / 2**20:,.0f} MB, above the limit of {max_bytes / 2**20:,.0f} MB; "
-            "sample it down first, or raise the limit with WORKBENCH_MAX_BYTES for the command line."
+            f"'{name}' is {len(data) / 2**20:,.0f} MB, above the upload limit of {max_bytes / 2**20:,.0f} MB; "
+            "use the command line instead (python -m core sanitize FILE ..., with WORKBENCH_MAX_BYTES raised "
+            "above the file's size) or sample it down first."
         )
     if not data.strip(b" \t\r\n\x00\x0b\x0c") or data in (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         what = "empty" if not data else "empty (only blanks)"
