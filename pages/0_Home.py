@@ -269,12 +269,13 @@ st.caption(f"One file with the table reference (content hash {table.content_hash
            + (" and the decision record" if session_now.decision else "")
            + ". Open it again above, or run `python -m core sanitize --session FILE --out release.csv`.")
 v1, v2, _ = st.columns([1, 1, 2])
-v1.download_button("Save the session (JSON)", lambda: session_file.to_bytes(state.session_now(table)),
+# the session is captured now: a lazy download runs outside this session's state
+v1.download_button("Save the session (JSON)", session_file.to_bytes(session_now),
                    file_name=session_file.file_name(session_now), mime="application/json", key="dl_session",
                    on_click="ignore")
 if ss.get(state.SOURCE) == "upload":
     v2.download_button("Save with the table inside (zip)",
-                       lambda: session_file.to_bytes(state.session_now(table), table.frame),
+                       lambda: session_file.to_bytes(session_now, table.frame),
                        file_name=session_file.file_name(session_now, embedded=True), mime="application/zip",
                        key="dl_session_zip", on_click="ignore",
                        help="The uploaded table goes inside as Parquet, so the session opens anywhere. It holds "

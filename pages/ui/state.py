@@ -346,7 +346,9 @@ def default_pin_name(setting: Setting | None = None) -> str:
     setting = setting or current_setting()
     mech = MECHANISMS.get(setting.mechanism)
     symbols = {p.name: (p.symbol or p.name) for p in mech.params} if mech else {}
-    values = " ".join(f"{symbols.get(k, k)}={param_text(v)}" for k, v in setting.params.items() if v is not None)
+    defaults = {p.name: p.default for p in mech.params} if mech else {}
+    values = " ".join(f"{symbols.get(k, k)}={param_text(v)}" for k, v in setting.params.items()
+                      if v is not None and v != defaults.get(k))  # the values moved from the defaults
     base = f"{setting.mechanism} {values}".strip()[:45] + f" seed {setting.seed}"
     taken = {p.name for p in pins()}
     name, i = base[:60], 2

@@ -1,0 +1,141 @@
+"""Decide and defend in a real browser (issue 13 §2-§3): pin, undo, compare, save, reload, reopen; reload after an upload.
+
+``streamlit run app.py`` driven by Debian's chromium through Playwright;
+the server is started here and stopped by its PID (fixtures of
+``test_browser``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_browser import _wait_for, browser, server  # noqa: F401 - fixtures
+
+pytestmark = pytest.mark.browser
+
+#: the trace names of every plotly chart on the page (the Compare charts have one per pin)
+_TRACES = "() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(g => (g.data || []).map(t => t.name))"
+
+
+def _sidebar(page, title: str) -> None:
+    """Switch page through the sidebar (a new URL would start a new session)."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+
+
+def _text(page, text: str, timeout: float = 60) -> bool:
+    return bool(_wait_for(lambda: page.get_by_text(text).count() > 0, timeout=timeout))
+
+
+def _pin(page, name: str) -> None:
+    box = page.get_by_role("textbox", name="Pin name")
+    box.fill(name)
+    box.press("Enter")
+    page.get_by_role("button", name="📌 Pin this setting").click()
+    assert _text(page, f"Pinned '{name}'"), f"pinning '{name}' gave no confirmation"
+
+
+def _seed_in_url(page) -> str | None:
+    """The seed the Sanitize page shows (its number input; the address bar follows one run later after a button)."""
+    box = page.get_by_role("spinbutton", name="Seed (whole number)")
+    return box.input_value() if box.count() else None
+
+
+def test_pin_compare_undo_save_reload_and_reopen(server, browser, tmp_path):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
+    try:
+        page.goto(f"{server}/Sanitize?data=adult&mech=splu&gamma=5&seed=1", timeout=60_000)
+        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        _pin(page, "five")
+        # a new seed is a new setting: pin it, undo back to seed 1, then pin a third one
+        page.get_by_role("button", name="New random seed").click()
+        assert _wait_for(lambda: _seed_in_url(page) not in (None, "1"), timeout=90), "the seed did not change"
+        moved = _seed_in_url(page)
+        _pin(page, "moved")
+        page.get_by_role("button", name="Undo (one step back)").first.click()
+        assert _wait_for(lambda: _seed_in_url(page) == "1", timeout=90), "undo did not bring seed 1 back"
+        page.get_by_role("button", name="New random seed").click()
+        assert _wait_for(lambda: _seed_in_url(page) not in (None, "1", moved), timeout=90)
+        _pin(page, "five, new seed")
+
+        _sidebar(page, "Compare")
+        page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
+        assert _text(page, "Side by side")
+        names = _wait_for(lambda: (n := page.evaluate(_TRACES)) and "five, new seed" in n and n, timeout=90)
+        assert names and {"five", "moved", "five, new seed"} <= set(names), names  # band errors and SA overlay
+        # make the moved pin current again
+        assert _text(page, "Decision record")  # the page ran to its end
+        page.get_by_role("button", name="Make current").nth(1).click()
+        assert _text(page, "is current again"), "make current gave no confirmation"
+        _sidebar(page, "Sanitize")
+        assert _wait_for(lambda: _seed_in_url(page) == moved, timeout=90), "the pin was not made current"
+        _sidebar(page, "Compare")
+        page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
+        # the decision record
+        page.get_by_role("textbox", name="Rationale (why this setting, why not the others)").fill("Small counts stay hidden.")
+        page.get_by_role("textbox", name="Reviewers (comma separated)").fill("Ann, Bob")
+        page.get_by_role("textbox", name="Reviewers (comma separated)").press("Enter")
+        page.get_by_role("button", name="Record the decision").click()
+        assert _text(page, "Decision recorded: 'five'.")
+
+        _sidebar(page, "Home")
+        button = page.get_by_role("button", name="Save the session (JSON)")
+        button.wait_for(timeout=120_000)
+        with page.expect_download(timeout=60_000) as info:
+            button.click()
+        saved = tmp_path / "adult-session.workbench.json"
+        info.value.save_as(saved)
+        doc = json.loads(saved.read_text(encoding="utf-8"))
+        assert [p["name"] for p in doc["pins"]] == ["five", "moved", "five, new seed"]
+        assert doc["decision"]["chosen"] == "five" and doc["decision"]["reviewers"] == ["Ann", "Bob"]
+        assert doc["table"]["name"] == "adult" and len(doc["history"]) >= 3
+
+        # a reload is a new session: the pins are gone until the session file is opened again
+        page.reload()
+        assert _text(page, "5. Save this session", timeout=120)
+        page.get_by_text("Open a saved session").click()
+        page.locator('[data-testid="stFileUploader"]').first.locator('input[type="file"]').set_input_files(str(saved))
+        assert _text(page, "Opened 'adult-session.workbench.json'"), "opening the session gave no confirmation"
+        assert _text(page, "3 pins")
+        _sidebar(page, "Compare")
+        names = _wait_for(lambda: (n := page.evaluate(_TRACES)) and "five, new seed" in n and n, timeout=120)
+        assert names and {"five", "moved", "five, new seed"} <= set(names), names
+        assert page.get_by_role("textbox", name="Rationale (why this setting, why not the others)").input_value() \
+            == "Small counts stay hidden."
+    finally:
+        page.close()
+
+
+def test_reload_after_an_upload_asks_for_the_file_again(server, browser, tmp_path):  # noqa: F811
+    good = tmp_path / "ward.csv"
+    good.write_text("age,sex,diagnosis\n" + "".join(f"{30 + i % 40},{'FM'[i % 2]},{['flu', 'cold', 'hiv'][i % 3]}\n"
+                                                    for i in range(60)), encoding="utf-8")
+    other = tmp_path / "other.csv"
+    other.write_text(good.read_text(encoding="utf-8").replace("hiv", "flu"), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 1400, "height": 1100})
+    try:
+        page.goto(server, timeout=60_000)
+        page.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
+        page.wait_for_selector('[data-testid="stFileUploader"]', timeout=60_000)
+        _table_input(page).set_input_files(str(good))
+        assert _wait_for(lambda: "data=upload%3A" in page.url or "data=upload:" in page.url, timeout=60), page.url
+        assert "ward" not in page.url
+        page.reload()
+        assert _text(page, "upload the same file again"), "a reload after an upload did not ask for the file"
+        assert page.get_by_text("UCI Adult").count() == 0  # Adult is not swapped in
+        _table_input(page).set_input_files(str(other))
+        assert _text(page, "this link names, so it was not loaded")
+        _table_input(page).set_input_files(str(good))
+        assert _wait_for(lambda: page.locator('[data-testid="stMetricValue"]').count() > 0, timeout=60)
+        assert _text(page, "60 rows")
+    finally:
+        page.close()
+
+
+def _table_input(page):
+    """The table uploader's file input (Home also has the session-file uploader, in its expander)."""
+    box = page.locator('[data-testid="stFileUploader"]').filter(has_text="Upload a table")
+    if box.count() == 0:
+        box = page.locator('[data-testid="stFileUploader"]').last
+    return box.first.locator('input[type="file"]')
