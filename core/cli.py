@@ -664,7 +664,12 @@ def _explorer(args):
         if getattr(args, flag) < 1:
             raise ParameterError(f"--{flag} must be a positive number. Got {getattr(args, flag)}.")
     data = _dataset(args)
-    return data, names, seed000(data, queries=args.queries, seed=args.seed), targets(data, args.records, args.seed)
+    t = targets(data, args.records, args.seed)
+    if "records" in getattr(args, "_given", {}) and len(t.truth) < args.records:
+        # a value typed is used or reported: the attack samples at most every record of the table
+        print(f"note: --records {args.records:,} is more than the table's {data.n:,} records; all of them are "
+              "attacked", file=sys.stderr)
+    return data, names, seed000(data, queries=args.queries, seed=args.seed), t
 
 
 def _progress(args):

@@ -357,3 +357,12 @@ def test_the_verdict_line_without_the_flag_and_a_release_that_meets(tmp_path):
     js = json.loads(ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "splu", "--seed", "1",
                        "--out", tmp_path / "c.csv", "--json"))
     assert js["verdict"]["suggestion"]["params"] == {"gamma": 7} and js["verdict"]["suggestion"]["verified"]
+
+
+def test_records_beyond_the_table_are_reported_not_dropped_silently():
+    base = ["tradeoff", "toy-sdr", "--sensitive", "sa", "--mechanisms", "laplace", "--queries", "40", "--json"]
+    typed = run_inprocess(*base, "--records", "100000")
+    assert typed.returncode == 0 and "note: --records 100,000 is more than the table's 42 records" in typed.stderr
+    assert json.loads(typed.stdout)["records_sampled"] == 42
+    default = run_inprocess(*base)
+    assert default.returncode == 0 and "--records" not in default.stderr
