@@ -290,7 +290,7 @@ BAD = {
     "excel with an empty sheet": (lambda tp: empty_sheet_workbook(), "whose only sheet 'Data' is empty; choose a workbook with data"),
     "password-protected workbook": (lambda tp: ENCRYPTED, "is a password-protected workbook; open it in Excel"),
     "sav with no cases": (empty_sav, "has no cases"),
-    "ragged rows": (lambda tp: b"a,b,c\n1,2,3\n4,5\n6,7,8\n", "rows with different numbers of fields"),
+    "ragged rows": (lambda tp: b"a,b,c\n1,2,3\n4,5\n6,7,8\n", "different numbers of fields (line 3, '4,5', has 2"),
     "ragged whitespace": (lambda tp: b"a b c\n1 2 3\n4 5\n", "rows with different numbers of fields"),
     "duplicate names": (lambda tp: b"a,b,a\n1,2,3\n4,5,6\n", "two columns named 'a'"),
     "empty name": (lambda tp: b"a,,c\nx,2,3\ny,5,6\n", "a column without a name (column 2)"),

@@ -32,8 +32,8 @@ def test_csv_tsv_semicolon_and_parquet_load_the_same_content():
     (b"age,sex,disease\n", "header but no data rows"),
     (b"age\n1\n2\n", "only one column"),
     (b"\x00\x01\x02\x89PNG\x00junk" * 10, "not a text table"),
-    (b"a,b\n1,2,3,4\n", "different numbers of fields (the row '1,2,3,4' has 4, the first row 2)"),
-    (b"a,b,c\n1,2,3\n4,5\n", "different numbers of fields (the row '4,5' has 2, the first row 3)"),
+    (b"a,b\n1,2,3,4\n", "different numbers of fields (line 2, '1,2,3,4', has 4, the first row 2)"),
+    (b"a,b,c\n1,2,3\n4,5\n", "different numbers of fields (line 3, '4,5', has 2, the first row 3)"),
     (b"a,a\n1,2\n", "two columns named 'a'"),
     (b"PAR1garbage", "not a readable Parquet"),
 ])

@@ -581,7 +581,7 @@ def _read_delimited(data: bytes, name: str, encoding: str, delimiter: str, width
     except DataError:
         raise
     except pa.ArrowInvalid as exc:
-        raise DataError(_ragged_message(name, str(exc), encoding)) from None
+        raise DataError(_ragged_message(name, str(exc), encoding, data)) from None
     if table.num_rows == 0:
         raise DataError(f"'{name}' is empty (only blanks); choose a file with a header row and data rows.")
     frame = table.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get)
@@ -644,7 +644,27 @@ def _over_rows(name: str, max_rows: int) -> DataError:
                      "(or raise WORKBENCH_MAX_ROWS for the command line).")
 
 
-def _ragged_message(name: str, message: str, encoding: str = "utf-8") -> str:
+def _line_of(data: bytes, row: str, encoding: str) -> int | None:
+    """The line number of the first line of ``data`` that is exactly ``row`` (None when not found)."""
+    try:
+        codec = encoding.replace("-sig", "")
+        newline, target = "\n".encode(codec), row.encode(codec)
+    except (LookupError, UnicodeError):
+        return None
+    if codec.startswith("utf-16") or not target:
+        return None  # the BOM and 2-byte units make a byte search unreliable; the row text is quoted instead
+    start = 0
+    while True:
+        at = data.find(target, start)
+        if at < 0:
+            return None
+        end = at + len(target)
+        if (at == 0 or data[at - 1:at] == newline) and data[end:end + 1] in (b"\r", b"\n", b""):
+            return data.count(newline, 0, at) + 1
+        start = at + 1
+
+
+def _ragged_message(name: str, message: str, encoding: str = "utf-8", data: bytes | None = None) -> str:
     match = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", message)
     if match:
         want, line, saw = match.groups()
@@ -653,9 +673,11 @@ def _ragged_message(name: str, message: str, encoding: str = "utf-8") -> str:
     match = re.search(r"Expected (\d+) columns, got (\d+): (.*)", message, re.S)
     if match:
         want, saw, row = match.groups()
-        row = row.strip().splitlines()[0] if row.strip() else ""
-        row = row[:40] + ("…" if len(row) > 40 else "")
-        return (f"'{name}' has rows with different numbers of fields (the row '{row}' has {saw}, the first row "
+        row = row.strip("\r\n").splitlines()[0] if row.strip() else ""
+        line = _line_of(data, row, encoding) if data is not None else None
+        shown = row[:40] + ("…" if len(row) > 40 else "")
+        where = f"line {line}, '{shown}'," if line else f"the row '{shown}'"
+        return (f"'{name}' has rows with different numbers of fields ({where} has {saw}, the first row "
                 f"{want}); check the delimiter and the quoting.")
     if "UTF8" in message or "decode" in message.lower():
         return f"'{name}' is not valid {encoding} text; choose its encoding (utf-8, utf-16, latin-1, cp1252)."
