@@ -294,12 +294,17 @@ _TRIM = _libc_malloc_trim()
 
 
 def give_back_memory() -> None:
-    """Collect garbage, then ask glibc to return free heap pages to the system (``malloc_trim(0)``).
+    """Collect garbage, then hand freed heap pages back to the system.
 
-    Dropping a parsed upload frees its objects, but glibc keeps the freed
-    arenas mapped, so the process's resident memory stays high; ``malloc_trim``
-    hands them back.  A no-op for the trim on other platforms or libcs.
+    Dropping a parsed upload frees its objects, but the allocators keep the
+    freed pages mapped, so the process's resident memory stays high: Arrow's
+    pool (used by the CSV and Parquet readers) is asked to
+    ``release_unused()`` when pyarrow is loaded, and glibc to
+    ``malloc_trim(0)`` (skipped on other platforms or libcs).
     """
     gc.collect()
+    arrow = sys.modules.get("pyarrow")
+    if arrow is not None:  # the CSV and Parquet readers allocate through Arrow's own pool (mimalloc)
+        arrow.default_memory_pool().release_unused()
     if _TRIM is not None:
         _TRIM(0)
