@@ -27,8 +27,9 @@ within ``--timeout`` seconds.
 
 **Memory** is the server's resident set size (psutil, the process and its
 children), sampled every 0.5 s.  *Start* is taken after one warm-up session
-has opened Home and Sanitize and the server has dropped it (so the imports
-and the first page run are in, no session is); *peak* is the largest sample
+has uploaded a small CSV, opened Sanitize and moved its sliders for 5 s,
+and the server has dropped it (so the imports and the first page runs are
+in, no session is); *peak* is the largest sample
 under load; *after* is taken once every load session has closed, the server
 has dropped them and the RSS has settled.  A disconnected Streamlit session
 is kept for ``server.disconnectedSessionTTL`` seconds (120 by default) so a
@@ -141,17 +142,17 @@ def make_csv(rows: int, seed: int) -> bytes:
     return frame.to_csv(index=False).encode()
 
 
-def start_server(port: int, ttl: int) -> subprocess.Popen:
+def start_server(port: int, ttl: int, log: Path) -> subprocess.Popen:
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
          "--server.disconnectedSessionTTL", str(ttl)],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT,
     )
     deadline = time.time() + 90
     while time.time() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with status {proc.returncode}: {proc.stderr.read()[-2000:]}")
+            raise RuntimeError(f"streamlit exited with status {proc.returncode}: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
                 if r.status == 200:
@@ -246,8 +247,9 @@ async def session(browser, url: str, index: int, upload: bytes | None, seconds: 
 
 
 async def warm_up(browser, url: str, timeout: float) -> None:
+    """One session doing what the load sessions do (an upload, slider moves), so imports are in at start."""
     result = {"reruns": [], "errors": []}
-    await session(browser, url, -1, None, 3, timeout, result)
+    await session(browser, url, -1, make_csv(2_000, 99), 5, timeout, result)
     if result["errors"]:
         raise RuntimeError(f"the warm-up session failed: {result['errors'][0]}")
 
@@ -271,7 +273,7 @@ async def run(args) -> dict:
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
-    server = start_server(port, args.disconnected_ttl)
+    server = start_server(port, args.disconnected_ttl, args.server_log)
     proc = psutil.Process(server.pid)
     out: dict = {"sessions": args.sessions, "uploads": args.uploads, "seconds": args.seconds,
                  "rows": args.rows, "disconnected_ttl": args.disconnected_ttl}
@@ -332,9 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=50_000, help="rows of each generated CSV (default 50,000)")
     ap.add_argument("--disconnected-ttl", type=int, default=10,
                     help="the server's server.disconnectedSessionTTL in seconds (default 10; Streamlit's is 120)")
-    ap.add_argument("--timeout", type=float, default=60, help="seconds a rerun or a page load may take")
+    ap.add_argument("--timeout", type=float, default=120,
+                    help="seconds a rerun or a page load may take before it counts as an error (default 120)")
     ap.add_argument("--settle", type=float, default=30,
                     help="at most this many seconds to wait for the RSS to settle after the TTL")
+    ap.add_argument("--server-log", type=Path, default=Path("/tmp/workbench-load-server.log"),
+                    help="the server's output (default /tmp/workbench-load-server.log)")
     ap.add_argument("--json", type=Path, help="also write the results to this JSON file")
     args = ap.parse_args(argv)
     if not 1 <= args.sessions <= 64 or not 0 <= args.uploads <= args.sessions or args.seconds <= 0:

@@ -292,6 +292,28 @@ def _libc_malloc_trim() -> Callable[[int], int] | None:
 
 _TRIM = _libc_malloc_trim()
 
+#: glibc's mallopt parameter number for the mmap threshold (malloc.h)
+_M_MMAP_THRESHOLD = -3
+
+
+def fix_mmap_threshold(size: int = 128 * 1024) -> bool:
+    """Keep glibc serving every block of ``size`` bytes or more with its own mmap; True if set.
+
+    glibc raises its mmap threshold each time a large block is freed (up to
+    32 MB), after which arrays of a few MB come from the heap arenas, where
+    a long-lived small object can pin freed pages.  Fixing the threshold
+    keeps numpy arrays and parsed columns in mappings that go back to the
+    system the moment they are freed.  Called once when the pages load;
+    a no-op (False) off glibc.
+    """
+    if _TRIM is None:
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, int(size)))
+    except (OSError, AttributeError):
+        return False
+
 
 def give_back_memory() -> None:
     """Collect garbage, then hand freed heap pages back to the system.

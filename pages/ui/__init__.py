@@ -4,8 +4,9 @@ Modules:
 
 * :mod:`pages.ui.state`: the plain ``st.session_state`` keys that hold the
   shared choices across pages, and their mirror in ``st.query_params``;
-* :mod:`pages.ui.cached`: thin ``st.cache_resource`` / ``st.cache_data``
-  wrappers around core, keyed by primitives;
+* :mod:`pages.ui.cached`: thin caching wrappers around core, keyed by
+  primitives, in one byte-bounded store (an upload's results private to
+  its session);
 * :mod:`pages.ui.data`: the current table and dataset, upload parsing,
   previews;
 * :mod:`pages.ui.params`: widgets generated from declared parameters;

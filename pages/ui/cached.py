@@ -45,17 +45,21 @@ import weakref
 from typing import Any, Callable, Mapping
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from core import evaluate as _evaluate
 from core import mechanisms as _mechanisms
 from core.bounds import BOUNDS
-from core.lru import ByteLRU, budget_bytes, give_back_memory, nbytes
+from core.lru import ByteLRU, budget_bytes, fix_mmap_threshold, give_back_memory, nbytes
 from core.table import Dataset, Table, bind, load_table
 
 TTL = 2 * 3600  # seconds; st.cache_data entries (curves, attack simulations) leave memory at the latest after this
 #: an upload's own entries are stored under its session's id; this scope is for bundled samples
 SHARED = None
 
+
+_LOG = get_logger(__name__)
+fix_mmap_threshold()  # large arrays in their own mappings, returned to the system when freed
 
 #: the store in use (for the event-loop callbacks, which run outside any script)
 _STORES: list[ByteLRU] = []
@@ -145,9 +149,12 @@ def _close_if_gone(sid: str) -> None:
         _LIVE.discard(sid)
         _DISCONNECTED.pop(sid, None)
         _SCHEDULED.discard(sid)
-        last = not _LIVE
-    _purge(sid, everything=last)
+        live = len(_LIVE)
+    _purge(sid, everything=not live)
     give_back_memory()
+    kept = sum(lru.total for lru in _STORES)
+    _LOG.info("Closed session %s after %.0f s disconnected; %d live, %.1f MB cached.", sid, since, live,
+              kept / 2**20)
 
 
 @st.cache_resource(scope="session", on_release=_session_released, show_spinner=False)
