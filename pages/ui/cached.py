@@ -27,7 +27,9 @@ disconnected session for ``server.disconnectedSessionTTL`` seconds (120 by
 default) so that a dropped connection can resume, and :func:`session_guard`
 closes it once that time is up, which frees its state and the uploaded
 bytes Streamlit holds.  When the last session has gone, the shared entries
-are dropped too and the memory is handed back (:func:`core.lru.give_back_memory`).
+are dropped too and the memory is handed back (:func:`core.lru.give_back_memory`:
+gc, Arrow's pool, glibc ``malloc_trim``; glibc's mmap threshold is fixed at
+128 KiB when this module loads, :func:`core.lru.fix_mmap_threshold`).
 
 ``st.cache_data`` still holds the bounds' curves (no table data).  Every
 entry lives in memory only.
