@@ -115,6 +115,17 @@ def _base(fig: go.Figure, title: str, x_label: str, y_label: str, height: int = 
     return fig
 
 
+def _legend_on_top(fig: go.Figure) -> go.Figure:
+    """The legend in one row above the plot, right-aligned (the title is left-aligned).
+
+    For charts whose x axis holds the sensitive values: their labels are
+    drawn slanted, and a long one ("Prof-specialty", "Exec-managerial") ran
+    under a legend placed below the plot, which hid it.
+    """
+    fig.update_layout(legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1})
+    return fig
+
+
 def _wrap(text: str, width: int) -> str:
     """Break a long axis title onto two lines (plotly does not wrap)."""
     if len(text) <= width or " " not in text:
@@ -172,7 +183,7 @@ def sa_before_after(labels: Sequence, before: np.ndarray, after: np.ndarray, sa:
     title = f"Records per value of '{user_text(sa)}': original vs {after_label}"
     if left:
         title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
-    return _base(fig, title, f"value of {user_text(sa)}", "records (count)", height=400)
+    return _legend_on_top(_base(fig, title, f"value of {user_text(sa)}", "records (count)", height=400))
 
 
 def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, np.ndarray | None], sa: str,
@@ -203,7 +214,7 @@ def sa_overlay(labels: Sequence, original: np.ndarray, published: Mapping[str, n
         title += f" (the {len(names)} most frequent of {len(names) + left:,} values)"
     if missing:
         fig.update_layout(legend_title_text="no SA table: " + ", ".join(missing))
-    return _base(fig, title, f"value of {sa}", "records (count)", height=420)
+    return _legend_on_top(_base(fig, title, f"value of {sa}", "records (count)", height=420))
 
 
 _LINE_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")

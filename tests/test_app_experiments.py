@@ -19,7 +19,7 @@ from pages.ui.params import grid_options
 SMALL = {
     "seed001-error": {"queries": 300, "releases": 1},
     "seed003-error-vs-theta": {"thetas": "8", "queries": 200},
-    "seed003-scaleup": {"gammas": "1,2"},
+    "seed003-scaleup": {"gammas": "1"},
     "seed004-error-vs-beta": {"betas": "0.1", "selectivities": "0.05", "attrs": "1"},
     "seed004-error-vs-attrs": {"attrs": "3"},
     "seed004-error-vs-selectivity": {"selectivities": "0.05", "attrs": "1"},

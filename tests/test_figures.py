@@ -143,3 +143,18 @@ def test_user_data_in_charts_is_text_not_markup():
     scatter = figures.estimate_scatter(np.array([5.0, 7.0]), np.array([4.0, 8.0]), np.array([0, 0]), ["band"],
                                        text=["<a href='https://x'>q</a>", "age = 3"])
     assert "<a href" not in json.dumps(json.loads(scatter.to_json()), ensure_ascii=False)
+
+
+def test_charts_of_sensitive_values_keep_their_legend_off_the_slanted_labels():
+    # issue 13 §5: a legend below the plot hid "Prof-specialty" and "Exec-managerial" at 1,400 px
+    import numpy as np
+
+    from core.figures import sa_before_after, sa_overlay
+
+    labels = np.array(["Craft-repair", "Prof-specialty", "Exec-managerial"])
+    counts = np.array([30.0, 20.0, 10.0])
+    for fig in (sa_before_after(labels, counts, counts * 0.9, "occupation"),
+                sa_overlay(labels, counts, {"pin 1": counts * 0.8}, "occupation")):
+        legend = fig.layout.legend
+        assert legend.y >= 1 and legend.yanchor == "bottom" and legend.xanchor == "right"
+        assert fig.layout.title.x == 0  # the title keeps the left, the legend the right
