@@ -27,8 +27,30 @@ PAGES = (
 HOME = PAGES[0][0]
 
 
+def _leave_pages_folder_mode() -> None:
+    """Run every page through app.py's ``st.navigation``, also on a server's very first request.
+
+    Streamlit decides once per process whether an app "uses the pages
+    folder" (classic discovery): true when ``pages/`` exists, until some run
+    of app.py calls ``st.navigation``.  When the first request a fresh server
+    gets is a page URL (``/Sanitize``, a shared link), Streamlit runs that
+    page file directly in folder mode, never runs app.py, and every session
+    then sees the folder's sidebar ("app" above Home, no icons) until
+    someone opens the root URL.  A page that finds itself in folder mode
+    turns it off and reruns, which goes through app.py's navigation to the
+    same page.  ``PagesManager.uses_pages_directory`` is Streamlit's own
+    switch (``st.navigation`` sets it to False the same way).
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def page_setup(title: str, icon: str) -> None:
     """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
+    _leave_pages_folder_mode()
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
     cached.session_guard()  # the session's uploads leave memory when it ends
     state.init()
