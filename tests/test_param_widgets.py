@@ -94,3 +94,17 @@ def test_a_stored_value_off_the_grid_stays_a_stop_and_others_do_not_appear():
     plain = grid_options(p)
     assert grid_options(p, (0.0771,)) == sorted([*plain, 0.0771])
     assert grid_options(p, (None, "x", 2.0, float("nan"))) == plain  # invalid extras are ignored
+
+
+@pytest.mark.slow
+def test_a_typed_float_over_a_wide_range_steps_by_one():
+    # differential inference's x in [1, 1e7] has no declared step: +/- moved it by 99,999.99
+    from conftest import app, no_exception
+
+    at = app("pages/2_Bounds.py", query={"bound": "differential-inference"})
+    no_exception(at)
+    box = at.number_input(key="w_b_differential-inference_x")
+    assert box.value == 100.0 and box.step == 1.0
+    box.increment().run()
+    no_exception(at)
+    assert at.number_input(key="w_b_differential-inference_x").value == 101.0

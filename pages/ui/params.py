@@ -193,6 +193,8 @@ def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> An
         fmt = None if p.kind == "int" else f"%.{_decimals(step)}f"
         return st.slider(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
                          disabled=disabled, format=fmt)
+    if p.kind == "float" and not p.step and lo is not None and hi is not None and hi - lo >= 100:
+        step = 1.0  # a typed float over a wide range (x in [1, 1e7]): +/- moves by one, not a hundredth of it
     fmt = None if p.kind == "int" else f"%.{max(_decimals(step), 3)}f"
     return st.number_input(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
                            disabled=disabled, format=fmt)
