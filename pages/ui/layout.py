@@ -41,9 +41,12 @@ def _leave_pages_folder_mode() -> None:
     same page.  ``PagesManager.uses_pages_directory`` is Streamlit's own
     switch (``st.navigation`` sets it to False the same way).
     """
+    from streamlit.runtime import Runtime
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
+    # AppTest runs on a mock Runtime and resets the switch before every run: it runs pages as before
+    served = type(getattr(Runtime, "_instance", None)) is Runtime
+    if PagesManager.uses_pages_directory and served:
         PagesManager.uses_pages_directory = False
         st.rerun()
 
