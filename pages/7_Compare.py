@@ -122,9 +122,7 @@ for name, r in results.items():
 
 names = list(results)
 table = pd.DataFrame([{"": item, **{n: values.get(n, "–") for n in names}} for item, values in rows.items()])
-st.dataframe(table, hide_index=True, key="compare_table", height=min(38 * (len(table) + 1), 900),
-             column_config={"": st.column_config.TextColumn("", width="medium"),
-                            **{n: st.column_config.TextColumn(n, width="medium") for n in names}})
+st.table(table.set_index(""))  # every cell wraps: verdicts and parameter lists are long, nothing is cut off
 st.caption("Verdict: whether the release meets the guarantee its mechanism declares, checked on the release "
            "itself (the Sanitize page shows the figures and the nearest setting that meets it). "
            f"Query error: mean relative error |estimate − true| / true per band, on seed 000's workload of "

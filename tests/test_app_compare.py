@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import app, frame_with, no_exception, plain
+from conftest import app, no_exception, plain
 
 SANITIZE = "pages/1_Sanitize.py"
 COMPARE = "pages/7_Compare.py"
@@ -41,13 +41,13 @@ def test_pin_compare_make_current_and_unpin():
 
     at.switch_page(COMPARE).run()
     no_exception(at)
-    table = frame_with(at, "gamma five")
-    assert list(table.columns) == ["", "gamma five", "gamma seven", at.session_state["wb_pins"][2].name]
-    items = list(table[""])
+    table = at.table[0].value
+    assert list(table.columns) == ["gamma five", "gamma seven", at.session_state["wb_pins"][2].name]
+    items = list(table.index)
     assert "verdict" in items and "records published (rows)" in items
     bands = [i for i in items if i.startswith("query error · ")]
     assert len(bands) >= 3
-    row = table.set_index("").loc
+    row = table.loc
     assert row["parameters", "gamma five"].startswith("γ = 5")
     assert row["parameters", "gamma seven"].startswith("γ = 7")
     assert row["seed", "gamma five"] == "3"
