@@ -200,12 +200,13 @@ async def open_sanitize(page, url: str, upload: bytes | None, name: str, timeout
     await wait_idle(page, timeout)
     await page.get_by_text("Choose a table").first.wait_for(timeout=timeout * 1000)
     if upload is not None:
-        await page.get_by_text("Upload a file (CSV, TSV, Parquet)").click()
+        await page.get_by_text("Upload a file (", exact=False).first.click()
         uploader = page.locator('[data-testid="stFileUploader"]', has_text="Upload a table")
         await uploader.wait_for(timeout=timeout * 1000)
         await wait_idle(page, timeout)
         await uploader.locator('input[type="file"]').set_input_files(
             files=[{"name": name, "mimeType": "text/csv", "buffer": upload}])
+        await page.get_by_role("button", name="Use this table").click()  # Home's preview step
         await page.get_by_text(f"Using '{name}'").wait_for(timeout=timeout * 1000)
         await wait_idle(page, timeout)
     await page.locator('[data-testid="stSidebarNav"] a', has_text="Sanitize").click()
