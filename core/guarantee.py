@@ -217,6 +217,40 @@ class Verdict:
             return ""
         return str(self.suggestion.get("text", ""))
 
+    @property
+    def suggestion_plain(self) -> bool:
+        """The suggestion meets the guarantee on every record (False for one that meets on fewer records)."""
+        return bool(self.suggestion) and self.suggestion.get("plain", True) is not False
+
+    def suggestion_meets(self) -> str:
+        """How the suggested setting was verified to meet the guarantee (for its button); empty if unverified.
+
+        A suggestion that meets only on the records it publishes
+        (:func:`core.mechanisms.nearest`) says so, with the unpublished count.
+        """
+        s = self.suggestion
+        if not s or not s.get("verified"):
+            return ""
+        if self.suggestion_plain:
+            return "meets its guarantee"
+        u = s.get("unpublished") or {}
+        return (f"meets its guarantee on the {u['of'] - u['records']:,} records it publishes; "
+                f"{u['records']:,} of {u['of']:,} not published")
+
+    def fix(self) -> str:
+        """The sentence offering the suggestion, worded by what it was verified to meet (empty without one)."""
+        if not self.suggestion:
+            return ""
+        text = self.suggestion_text()
+        if self.outcome == MEETS:
+            return f"{text} meets it on every record."
+        if not self.suggestion_plain:
+            u = self.suggestion.get("unpublished") or {}
+            return (f"Nearest setting that meets it on the records it publishes: {text} "
+                    f"({u['records']:,} of {u['of']:,} records not published; none found that meets it "
+                    "on every record).")
+        return f"Nearest setting that meets it: {text}."
+
     def line(self) -> str:
         """One line for the CLI and logs: outcome, detail and the fix."""
         head = {CANNOT_RUN: "cannot run", FAILS: "does not meet its guarantee",
@@ -225,7 +259,7 @@ class Verdict:
             head = "meets its guarantee, qualified"
         text = f"{self.mechanism}: {head}: {self.detail()}"
         if self.suggestion and self.outcome != MEETS:
-            text += f" Nearest setting that meets it: {self.suggestion_text()}."
+            text += " " + self.fix()
         elif self.suggestion:
             text += f" {self.suggestion_text()} would meet it on every record."
         return text
@@ -261,12 +295,11 @@ class Verdict:
         if self.outcome == CANNOT_RUN:
             text = self.reason
             if self.suggestion:
-                text += f" What would work: {self.suggestion_text()}" + (
-                    " (meets its guarantee)." if self.suggestion.get("verified") else ".")
+                meets = self.suggestion_meets()
+                text += f" What would work: {self.suggestion_text()}" + (f" ({meets})." if meets else ".")
         elif self.outcome == FAILS:
             text = self.detail()
-            text += (f" Nearest setting that meets it: {self.suggestion_text()}." if self.suggestion
-                     else " No nearby setting meets it.")
+            text += (" " + self.fix()) if self.suggestion else " No nearby setting meets it."
         else:
             quals = self.qualifiers()
             text = ("Yes, " + "; ".join(quals) + ".") if quals else ("Yes: " + self.evidence())

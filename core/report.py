@@ -283,8 +283,7 @@ def verdict_html(verdict) -> str:
     head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
     fix = ""
     if verdict.suggestion:
-        fix = (f" {verdict.suggestion_text()} meets it on every record." if verdict.meets
-               else f" Nearest setting that meets it: {verdict.suggestion_text()}.")
+        fix = " " + verdict.fix()
     why = "".join(f"<br>{_e(t)}" for t in verdict.explains)
     cls = "ok" if verdict.plain else "warn"
     return f"<p class='{cls}'><b>{_e(head)}:</b> {_e(verdict.detail() + fix)}{why}</p>"

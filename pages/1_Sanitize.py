@@ -119,7 +119,8 @@ def _fix_button(verdict, key: str) -> None:
     sugg = verdict.suggestion
     if not sugg:
         return
-    meets = " (meets its guarantee)" if sugg.get("verified") else ""
+    meets = verdict.suggestion_meets()
+    meets = f" ({meets})" if meets else ""
     st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),), type="primary",
               help="Sets these parameters; the release and its verdict are recomputed.")
 
@@ -148,8 +149,7 @@ box = st.success if verdict.plain else st.warning  # a failed or qualified guara
 head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
 fix = ""
 if verdict.suggestion:
-    fix = (f" {md(verdict.suggestion_text())} meets it on every record." if verdict.meets
-           else f" Nearest setting that meets it: {md(verdict.suggestion_text())}.")
+    fix = f" {md(verdict.fix())}"
 elif not verdict.plain:
     fix = " No nearby setting was found that meets it."
 box(f"**{head}:** {md(verdict.detail())}{fix}"

@@ -278,3 +278,27 @@ def test_a_plain_meets_is_a_success_with_its_guarantee():
     no_exception(at)
     assert not at.warning and "Meets its guarantee" in at.success[0].value
     assert any("ℓ-diversity with ℓ = 5" in c.value for c in at.caption)
+
+
+@pytest.mark.slow
+def test_priview_fix_applies_the_exact_construction():
+    """Issue 16: PriView's failed verdict offers construction = exact, which meets on the records it publishes."""
+    at = app(PAGE, query={"mech": "priview"})
+    no_exception(at)
+    warnings = [plain(w.value) for w in at.warning]
+    assert len(warnings) == 1 and "Runs but does not meet its guarantee" in warnings[0]
+    assert ("Nearest setting that meets it on the records it publishes: construction = exact "
+            "(31,022 of 45,222 records not published") in warnings[0]
+    button = at.button(key="w_verdict_fix")
+    assert button.label == ("Use construction = exact (meets its guarantee on the 14,200 records it publishes; "
+                            "31,022 of 45,222 not published)")
+    button.click().run()
+    no_exception(at)
+    params = at.session_state["wb_params"]["priview"]
+    assert params["construction"] == "exact" and params["alpha"] == 0.1 and params["beta"] == 0.1
+    warnings = [plain(w.value) for w in at.warning]
+    assert not at.success and len(warnings) == 1  # qualified: a warning, never a success
+    assert "Meets its guarantee, qualified" in warnings[0]
+    assert "31,022 of 45,222 records are not published" in warnings[0]
+    assert "fit in no group of the exact construction" in warnings[0]  # the note explains it, inside the verdict
+    assert not [b for b in at.button if b.key == "w_verdict_fix"]  # nothing more to offer

@@ -105,7 +105,66 @@ def test_priview_uses_the_exact_association(defaults):
     assert parts["association"].measured == 1.0 and parts["association"].by == pytest.approx(0.9)
     assert 0 < parts["association"].count <= parts["association"].of == v.figures["groups"]
     assert v.unpublished["records"] == 16_942
-    assert v.suggestion is None  # no (α, β) of its range meets the exact figures on Adult: said, not guessed
+
+
+@pytest.mark.slow
+def test_priview_fix_is_the_exact_construction_meeting_on_published_records(adult, defaults):
+    """Issue 16: the verdict offers construction = exact (same α, β), verified, worded as it was verified."""
+    v = defaults["priview"]
+    s = v.suggestion
+    assert s["params"] == {"construction": "exact"} and s["text"] == "construction = exact"
+    # verified by re-sanitizing with the same seed, but it leaves records out: not a plain meets, and not said to be
+    assert s["verified"] and s["plain"] is False and not v.suggestion_plain
+    assert s["unpublished"] == {"records": N - 14_200, "of": N}
+    assert s["figures"]["records_published"] == 14_200
+    assert s["figures"]["max_presence"] <= 0.1 + 1e-9 and s["figures"]["max_association"] <= 0.1 + 1e-9
+    again = mechanisms.verdict(adult, "priview", s["params"], seed=1, suggest=False)
+    assert again.outcome == G.MEETS and not again.plain and not again.failures and not again.vacuous
+    assert again.unpublished["records"] == N - 14_200
+    assert dict(again.figures) == s["figures"]
+    line = v.line()
+    assert ("Nearest setting that meets it on the records it publishes: construction = exact "
+            "(31,022 of 45,222 records not published; none found that meets it on every record).") in line
+    assert "Nearest setting that meets it: construction" not in line  # never claimed to meet on every record
+    assert v.suggestion_meets() == ("meets its guarantee on the 14,200 records it publishes; "
+                                    "31,022 of 45,222 not published")
+    assert "on the records it publishes: construction = exact" in v.cells()[G.SHORT[G.FAILS]]
+    assert v.to_dict()["suggestion"]["plain"] is False
+    # the exact construction itself proposes nothing more (its unplaced records are not a β question)
+    mech = mechanisms.MECHANISMS["priview"]
+    assert list(mech.nearest(adult, mech.resolve(s["params"]), again)) == []
+    # keeping α and β: another (α, β) gets the same construction change only
+    w = mechanisms.verdict(adult, "priview", {"alpha": 0.2, "beta": 0.2}, seed=1)
+    assert w.outcome == G.FAILS and w.suggestion["params"] == {"construction": "exact"}
+    assert w.suggestion["figures"]["max_association"] <= 0.2 + 1e-9
+
+
+@pytest.mark.slow
+def test_the_driver_offers_a_qualified_fix_only_for_a_failing_verdict(adult, monkeypatch):
+    """The same qualified candidate is kept against a failing verdict, refused against a (qualified) meets."""
+    mech = mechanisms.MECHANISMS["priview"]
+    monkeypatch.setattr(type(mech), "nearest", lambda self, data, values, verdict: iter([{"construction": "exact"}]))
+    values = mech.resolve({})
+    fails = G.judge("priview", "g", {}, [G.failure("p ≤ 0.1", 1, 0.1, 1, 2, "groups")])
+    got = mechanisms.nearest(adult, "priview", values, 1, fails)
+    assert got["params"] == {"construction": "exact"} and got["plain"] is False
+    meets = G.judge("priview", "g", {}, unpublished={"records": 1, "of": N, "by_value": {}})
+    assert mechanisms.nearest(adult, "priview", values, 1, meets) is None
+
+
+def test_fix_wording_follows_what_the_suggestion_was_verified_to_meet():
+    """A failing verdict's qualified fix says it meets on the records it publishes, with the count."""
+    meets = G.judge("x", "g", {}, unpublished={"records": 5, "of": 10, "by_value": {}})
+    fix = {"params": {"k": 1}, "text": "k = 1", "verified": True, "plain": False,
+           "unpublished": {"records": 3, "of": 10}}
+    failing = G.judge("x", "g", {}, [G.failure("p ≤ 0.1", 0.5, 0.1, 1, 2, "groups")]).with_suggestion(fix)
+    assert failing.fix() == ("Nearest setting that meets it on the records it publishes: k = 1 (3 of 10 records "
+                             "not published; none found that meets it on every record).")
+    plain = failing.with_suggestion({**fix, "plain": True})
+    assert plain.fix() == "Nearest setting that meets it: k = 1." and plain.suggestion_meets() == "meets its guarantee"
+    old = failing.with_suggestion({k: v for k, v in fix.items() if k not in ("plain", "unpublished")})
+    assert old.suggestion_plain  # suggestions without the mark are plain (every mechanism's before issue 16)
+    assert meets.with_suggestion({**fix, "plain": True}).fix() == "k = 1 meets it on every record."
 
 
 @pytest.mark.slow

@@ -169,10 +169,19 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
     its verdict is a plain meets, so a suggestion is never a guess.  At most
     :data:`MAX_TRIES` settings are sanitized.  Returns
     ``{"params": changes, "text": ..., "verified": True, "figures": ...}`` or None.
+
+    When ``current`` fails its guarantee and no candidate meets it plainly,
+    the first candidate whose release meets it on the records it publishes
+    (a meets qualified only by unpublished records, not vacuous) is returned
+    instead, marked ``"plain": False`` with its ``"unpublished"`` count, so
+    the fix is worded as meeting on the records it publishes (PriView's
+    ``construction = exact``).  A current verdict that already meets is only
+    ever offered a plain meets.
     """
     mech = get(mechanism)
     seen: set = set()
     tries = 0
+    qualified = None
     for change in mech.nearest(data, values, current):
         key = tuple(sorted((k, repr(v)) for k, v in change.items()))
         if key in seen or all(values.get(k) == v for k, v in change.items()):
@@ -190,7 +199,13 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
         if got.plain:
             return {"params": dict(change), "text": describe(mechanism, change), "verified": True,
                     "figures": dict(got.figures)}
-    return None
+        if (qualified is None and current.outcome == _g.FAILS and got.meets and got.unpublished
+                and not got.vacuous):
+            u = got.unpublished
+            qualified = {"params": dict(change), "text": describe(mechanism, change), "verified": True,
+                         "plain": False, "unpublished": {"records": int(u["records"]), "of": int(u["of"])},
+                         "figures": dict(got.figures)}
+    return qualified
 
 
 def _what_would_work(data: Dataset, mech: Mechanism, values: Mapping[str, Any], fix: dict, seed: int) -> dict:
