@@ -82,6 +82,9 @@ def browser():
 
 def _open(browser, server):
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    # every auto-waiting action (clicks, text waits) waits for its element up to this bound, not Playwright's
+    # 30 s default: on a loaded machine a page run can take longer than that, and that is not a failure
+    context.set_default_timeout(90_000)
     page = context.new_page()
     page.goto(server, timeout=60_000)
     page.get_by_text("Choose a table").first.wait_for(timeout=60_000)
@@ -110,17 +113,26 @@ def _upload(page, name: str, data: bytes) -> None:
 
 
 def _home_text(page) -> str:
+    """Home's text once its run has finished.
+
+    Waiting for Home's own header first (a metric may still be the Sanitize
+    page's, left on screen until the new run replaces it), then for the run
+    to end, so the text read is all of Home and nothing stale.
+    """
     page.locator('[data-testid="stSidebarNav"] a', has_text="Home").click()
+    page.get_by_text("Which mechanisms can sanitize it").wait_for(timeout=90_000)
+    _idle(page)
     page.locator('[data-testid="stMetricValue"]').first.wait_for(timeout=60_000)
-    page.get_by_text("Which mechanisms can sanitize it").wait_for(timeout=60_000)
     return page.inner_text("body")
 
 
 def _sanitize(page) -> tuple[str, str, dict, str]:
     """(page text, reproduce command, downloaded manifest, manifest download name) on Sanitize."""
     page.locator('[data-testid="stSidebarNav"] a', has_text="Sanitize").click()
+    page.get_by_text("Its guarantee", exact=True).wait_for(timeout=90_000)  # Sanitize's own, not a stale element
     code = page.locator('[data-testid="stCode"]').first
     code.wait_for(timeout=90_000)
+    _idle(page)  # the download's file belongs to a finished run, not one a rerun is replacing
     page.get_by_text("Manifest as JSON").click()
     with page.expect_download(timeout=60_000) as info:
         page.get_by_role("button", name="Manifest (JSON)").click()
