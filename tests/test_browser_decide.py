@@ -61,7 +61,7 @@ def test_pin_compare_undo_save_reload_and_reopen(server, browser, tmp_path):  # 
         _pin(page, "five, new seed")
 
         _sidebar(page, "Compare")
-        page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
+        page.wait_for_selector('[data-testid="stTable"]', timeout=120_000)
         assert _text(page, "Side by side")
         names = _wait_for(lambda: (n := page.evaluate(_TRACES)) and "five, new seed" in n and n, timeout=90)
         assert names and {"five", "moved", "five, new seed"} <= set(names), names  # band errors and SA overlay
@@ -72,7 +72,7 @@ def test_pin_compare_undo_save_reload_and_reopen(server, browser, tmp_path):  # 
         _sidebar(page, "Sanitize")
         assert _wait_for(lambda: _seed_in_url(page) == moved, timeout=90), "the pin was not made current"
         _sidebar(page, "Compare")
-        page.wait_for_selector('[data-testid="stDataFrame"]', timeout=120_000)
+        page.wait_for_selector('[data-testid="stTable"]', timeout=120_000)
         # the decision record
         page.get_by_role("textbox", name="Rationale (why this setting, why not the others)").fill("Small counts stay hidden.")
         page.get_by_role("textbox", name="Reviewers (comma separated)").fill("Ann, Bob")
