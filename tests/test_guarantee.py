@@ -438,3 +438,13 @@ def test_splu_cannot_run_and_what_would_work(adult):
     assert v.outcome == G.CANNOT_RUN and "largest feasible gamma is 7" in v.reason
     assert v.suggestion["params"] == {"gamma": 7} and v.suggestion["verified"]
     check_suggestion(adult, "splu", {"gamma": 8}, v)
+
+
+def test_a_meets_with_values_outside_the_definition_says_the_guarantee_does_not_cover_them(adult):
+    """Home's "meets" column read "Yes, 6 value(s) ... outside (ρ₁, ρ₂)-privacy", which reads as a failure."""
+    for mech in ("uniform", "sdr"):
+        v = mechanisms.verdict(adult, mech, {}, seed=1)
+        assert v.outcome == G.MEETS and v.outside, mech
+        why = v.outside["why"]
+        assert why.startswith("for values with a share ≤ ρ₁") and "says nothing about them" in why, why
+        assert "6 value(s) with 33,768 records" in why

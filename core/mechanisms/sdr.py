@@ -726,8 +726,9 @@ class SDR(Mechanism):
             recs = int(data.sa_counts[unprotected].sum())
             outside = {"values": [str(v) for v in data.sa_labels[unprotected]], "records": recs, "of": data.n,
                        "largest_posterior": top,
-                       "why": (f"{int(unprotected.sum())} value(s) with {recs:,} records are more frequent than ρ₁ "
-                               f"and outside (ρ₁, ρ₂)-privacy (posterior up to {top:.3g})")}
+                       "why": (f"for values with a share ≤ ρ₁ only: {int(unprotected.sum())} value(s) with "
+                               f"{recs:,} records are more frequent than ρ₁, so (ρ₁, ρ₂)-privacy says nothing "
+                               f"about them (posterior up to {top:.3g})")}
         return G.judge(self.name, self.promise(values), figures, [fail], outside=outside,
                        explains=G.restating(release.notes, "not protected by (ρ₁, ρ₂)-privacy"))
 

@@ -83,8 +83,9 @@ def rho_verdict(name: str, promise: str, data: Dataset, p: float, m: int, rho1: 
         worst = float(posterior(shares[out], got).max())
         outside = {"values": [str(v) for v in data.sa_labels[out]], "records": int(data.sa_counts[out].sum()),
                    "of": data.n, "largest_posterior": worst,
-                   "why": (f"{int(out.sum())} value(s) with {int(data.sa_counts[out].sum()):,} records are more "
-                           f"frequent than ρ₁ and outside (ρ₁, ρ₂)-privacy (posterior up to {worst:.3g})")}
+                   "why": (f"for values with a share ≤ ρ₁ = {rho1:.4g} only: {int(out.sum())} value(s) with "
+                           f"{int(data.sa_counts[out].sum()):,} records are more frequent than ρ₁, so (ρ₁, ρ₂)-privacy "
+                           f"says nothing about them (posterior up to {worst:.3g})")}
     return G.judge(name, promise, {**figures, **extra}, [fail], outside=outside)
 
 
