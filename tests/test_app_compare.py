@@ -125,3 +125,15 @@ def test_decision_record_is_kept_across_pages():
     assert d.chosen == "eight" and d.reviewers == ("Ann", "Bob") and d.alternatives(at.session_state["wb_pins"]) == ["five"]
     assert set(d.verdicts) == {"five", "eight"}
     assert any("Recorded:" in m.value for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_side_by_side_is_a_wrapping_table_with_the_whole_verdict():
+    """At 1,400 px the dataframe cut the verdict ("meets its guarantee: 6 value(s) with 33,") and the band names."""
+    at = app(SANITIZE, query={"mech": "uniform", "seed": "1"})
+    _pin(at, "up one")
+    at.switch_page(COMPARE).run()
+    no_exception(at)
+    assert not [el for el in at.dataframe if "up one" in el.value.columns]  # a static table, which wraps
+    verdict = at.table[0].value.loc["verdict", "up one"]
+    assert verdict.startswith("meets its guarantee") and verdict.endswith(").")  # the whole sentence, not cut
