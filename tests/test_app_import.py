@@ -97,3 +97,14 @@ def test_excel_preview_has_a_sheet_picker():
     at.selectbox(key="w_read_sheet").set_value("Patients").run()
     use_upload(at)
     assert metrics(at)["Records used"] == "6 rows"
+
+
+def test_an_identifier_left_out_of_the_release_is_a_warning_shown_once():
+    """Issue 14 asks to *warn* that an identifier must not be published; it was a blue info box."""
+    rows = "".join(f"{1000 + i},{20 + i % 50},{'FM'[i % 2]},{['flu', 'cold', 'hiv', 'asthma'][i % 4]}\n"
+                   for i in range(120))
+    at = upload(app(), "ward.csv", ("patient_id,age,sex,diagnosis\n" + rows).encode(), use=True)
+    no_exception(at)
+    said = [plain(w.value) for w in at.warning if "Left out of the release" in plain(w.value)]
+    assert len(said) == 1 and "'patient_id'" in said[0] and "must not be published" in said[0]
+    assert not [i for i in at.info if "Left out of the release" in plain(i.value)]

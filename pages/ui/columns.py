@@ -67,7 +67,7 @@ def identifier_warnings(table: Table, proposal, sa: str, qi: tuple[str, ...]) ->
                    f"person: {', '.join(chosen)}. An identifier must not be published: remove it from the QIs.")
     if left:
         names = ", ".join("'" + md(c) + "'" for c in left)
-        st.info(f"Left out of the release: {names} "
+        st.warning(f"Left out of the release: {names} "
                 f"{'look' if len(left) > 1 else 'looks'} like an identifier (a different value in almost every "
                 "row) and must not be published. Only the chosen sensitive attribute and QI columns are published.")
 
