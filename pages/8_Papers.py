@@ -19,7 +19,7 @@ from core import papers
 from core.errors import WorkbenchError
 from core.table import load_dataset
 from pages import ui
-from pages.ui.cached import TTL, items
+from pages.ui.cached import TTL, items, memo
 from pages.ui.data import TableProblem, current_dataset
 from pages.ui.experiments import titled
 from pages.ui.fmt import md
@@ -43,7 +43,7 @@ def _standin(spec: str, sa: str | None, qi: tuple[str, ...] | None):
     return load_dataset(spec, sa, qi)
 
 
-@st.cache_resource(max_entries=24, ttl=TTL, show_spinner=False)
+@memo("paper experiment")
 def _run(key: str, _data, data_key: str, settings: tuple):
     item = papers.get(key)
     result = _experiments.get(item.experiment).run(_data, dict(settings), None)

@@ -9,6 +9,7 @@ import streamlit as st
 from core import mechanisms, negassoc
 from core.errors import WorkbenchError
 from core.table import Dataset
+from pages.ui import cached
 from pages.ui.fmt import md
 
 TITLE = "Negative association against fake values (seed 003 §6.2)"
@@ -16,7 +17,7 @@ ORDER = 25
 NS = "atk_neg"
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
+@cached.memo("negative-association attack")
 def _run(_data: Dataset, data_key: str, sigma: int, seed: int) -> dict:
     out = {}
     for fakes in ("random", "negassoc"):

@@ -38,8 +38,8 @@ DEMO = {"lambda": 0.5, "delta": 0.5}
 EXPOSED_LISTED = 100
 
 
-@st.cache_data(max_entries=64, ttl=cached.TTL, show_spinner=False)
-def _simulate(data_key: str, values: tuple, counts: tuple, p: float, m: int, n_sample: int | None,
+@cached.memo("reconstruction simulation")
+def _simulate(_data: Dataset, data_key: str, values: tuple, counts: tuple, p: float, m: int, n_sample: int | None,
               releases: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Estimated shares of every value over ``releases`` releases of one group: UP and (if resampled) RP."""
     rng = np.random.default_rng([seed, 0xA77AC])
@@ -192,7 +192,7 @@ def render(data: Dataset) -> None:
                                     key=f"{NS}_releases",
                                     help="Independent releases of this group only (the rest of the table does "
                                          "not affect the attacker's estimate).")
-        up, rp = _simulate(data.key, tuple(present.tolist()), tuple(counts[present].tolist()), float(p), data.m,
+        up, rp = _simulate(data, data.key, tuple(present.tolist()), tuple(counts[present].tolist()), float(p), data.m,
                            n_sample, int(releases), int(st.session_state[state.SEED]))
         f = counts[value] / size
         st.plotly_chart(estimate_histogram(up[:, value], None if rp is None else rp[:, value], f, lam,
