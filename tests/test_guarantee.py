@@ -448,3 +448,19 @@ def test_a_meets_with_values_outside_the_definition_says_the_guarantee_does_not_
         why = v.outside["why"]
         assert why.startswith("for values with a share ≤ ρ₁") and "says nothing about them" in why, why
         assert "6 value(s) with 33,768 records" in why
+
+
+def test_priview_on_two_qis_where_the_exact_construction_places_nothing():
+    """Adult on (age, sex): the exact construction places no record; the fix search skips it, the verdict stands.
+
+    Found by a session test: Home's verdict table crashed in priview_stats on an empty grouping.
+    """
+    from core.errors import NotEligible
+    from core.table import load_dataset
+
+    data = load_dataset("adult", "occupation", ["age", "sex"])
+    with pytest.raises(NotEligible, match="places no record"):
+        mechanisms.sanitize(data, "priview", {"construction": "exact"}, 1)
+    v = mechanisms.verdict(data, "priview", {}, 1)
+    assert v.outcome == "fails"
+    assert v.suggestion is None or v.suggestion["params"] != {"construction": "exact"}

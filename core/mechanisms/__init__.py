@@ -195,7 +195,10 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
         except WorkbenchError:
             continue
         tries += 1
-        got = sanitize(data, mechanism, new, seed).verdict
+        try:  # some settings fail only while sanitizing (PriView's exact construction placing no record)
+            got = sanitize(data, mechanism, new, seed).verdict
+        except WorkbenchError:
+            continue
         if got.plain:
             return {"params": dict(change), "text": describe(mechanism, change), "verified": True,
                     "figures": dict(got.figures)}

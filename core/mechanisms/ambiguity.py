@@ -382,7 +382,12 @@ class PriView(_Grouped):
             placed = int((g.group >= 0).sum())
             if best is None or placed > best[0]:
                 best = (placed, j, g)
-        _, j, grouping = best
+        placed, j, grouping = best
+        if placed == 0:  # e.g. Adult on (age, sex): sex, the only other QI, repeats in every group
+            raise NotEligible(f"The exact construction places no record of this table at α = {values['alpha']:g}, "
+                              f"β = {values['beta']:g}: no group can keep every sensitive value among records whose "
+                              "other QI values occur once in it; add QI columns, or raise α or β.",
+                              suggestion={"construction": "paper"})
         return self.publish(data, {**values, "split": data.qi[j]}, grouping, self._relabel(grouping, rng))
 
     def publish(self, data: Dataset, values: Mapping[str, Any], grouping: amb.Grouping, gid: np.ndarray) -> Published:
