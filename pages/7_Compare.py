@@ -33,7 +33,8 @@ if data is None:
 pins = state.pins()
 if not pins:
     st.info("Nothing is pinned yet: on the Sanitize page, choose a mechanism and its parameters, then press "
-            "'Pin this setting'. Pin two or more to compare them here.")
+            "'Pin this setting'. Pin two or more to compare them here. After a browser reload the pins are gone "
+            "(a reload starts a new session): open the saved session on Home to bring them back.")
     st.page_link("pages/1_Sanitize.py", label="Go to the Sanitize page", icon=":material/science:")
     st.stop()
 

@@ -103,6 +103,16 @@ def test_compare_without_pins_says_what_to_do():
     at = app(COMPARE)
     no_exception(at)
     assert any("Nothing is pinned yet" in i.value for i in at.info)
+    # a reload empties the pins: the page says so instead of losing them silently
+    assert any("After a browser reload the pins are gone" in i.value and "open the saved session on Home" in i.value
+               for i in at.info)
+
+
+def test_pinning_says_a_reload_drops_the_pins_unless_the_session_is_saved():
+    at = app(SANITIZE, query={"mech": "uniform", "seed": "1"})
+    _pin(at, "kept")
+    said = [plain(s.value) for s in at.success if "Pinned 'kept'" in plain(s.value)]
+    assert len(said) == 1 and "a reload starts a new one without them" in said[0] and "save the session on Home" in said[0]
 
 
 @pytest.mark.slow
