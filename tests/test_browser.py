@@ -11,6 +11,7 @@ The server is started here and stopped by its PID.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -53,8 +54,9 @@ def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 60) -> Non
     raise TimeoutError(f"streamlit did not answer on port {port} within {timeout:.0f} s")
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextlib.contextmanager
+def streamlit_server():
+    """``streamlit run app.py`` on a free loopback port: yields its URL, stops this PID only at the end."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -71,6 +73,13 @@ def server():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server per test module (a module that imports this fixture gets its own, with empty caches)."""
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_browser import ARGS, CHROMIUM, _free_port, _wait_healthy  # noqa: F401 (one server recipe)
+from tests.test_browser import browser, server  # noqa: F401 (fixtures: this module gets its own server)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -41,43 +41,6 @@ def _csv(columns: tuple[str, str, str], rows: int, seed: int) -> bytes:
 TABLE_A = _csv(("age_a", "zip_a", "dx_alpha"), 400, 1)
 TABLE_B = _csv(("age_b", "zone_b", "dx_bravo"), 300, 2)
 
-
-@pytest.fixture(scope="module")
-def server():
-    import subprocess
-    import sys
-
-    from tests.test_browser import ROOT
-
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_healthy(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()  # this PID only
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is not installed (apt-get install -y chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _open(browser, server):
