@@ -132,8 +132,9 @@ for tab, (seed, its) in zip(tabs, groups.items()):
                               format_func=lambda k: f"{papers.get(k).number}: {papers.get(k).caption}")
         _item(papers.get(chosen))
         st.markdown(f"**Every figure and table of seed {seed}**")
-        st.dataframe(pd.DataFrame([{"figure or table": i.number, "caption": i.caption, "data": i.standin,
-                                    "experiment": i.experiment or "none", "verdict": _verdict_text(
-                                        store["verdicts"].get(i.key) or (papers.judge(i, None)[0]
-                                                                        if i.experiment is None else None))}
-                                   for i in its]), hide_index=True, key=f"pp_summary_{seed}")
+        # st.table: every cell wraps (a dataframe cut the captions and the verdict column at 1,400 px)
+        st.table(pd.DataFrame([{"figure or table": i.number, "caption": i.caption, "data": i.standin,
+                                "experiment": i.experiment or "none", "verdict": _verdict_text(
+                                    store["verdicts"].get(i.key) or (papers.judge(i, None)[0]
+                                                                    if i.experiment is None else None))}
+                               for i in its]).set_index("figure or table"))

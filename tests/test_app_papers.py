@@ -13,8 +13,8 @@ PAGE = "pages/8_Papers.py"
 def test_lists_every_item_per_seed_before_any_run():
     at = app(PAGE)
     no_exception(at)
-    summaries = [d.value for d in at.dataframe]
-    listed = sum(len(f) for f in summaries if "figure or table" in f.columns)
+    summaries = [t.value for t in at.table]  # st.table, so long captions and verdicts wrap
+    listed = sum(len(f) for f in summaries if {"caption", "verdict"} <= set(f.columns))
     assert listed == len(papers.ITEMS)
     # nothing runs before a button: only the static parameter tables carry a verdict yet
     assert not any(m.value.startswith("Verdict on") for m in at.markdown)
