@@ -102,8 +102,10 @@ def test_pin_compare_undo_save_reload_and_reopen(server, browser, tmp_path):  # 
         _sidebar(page, "Compare")
         names = _wait_for(lambda: (n := page.evaluate(_TRACES)) and "five, new seed" in n and n, timeout=120)
         assert names and {"five", "moved", "five, new seed"} <= set(names), names
-        assert page.get_by_role("textbox", name="Rationale (why this setting, why not the others)").input_value() \
-            == "Small counts stay hidden."
+        # the decision form is drawn below the charts: wait for the run that fills it, do not read it once
+        box = page.get_by_role("textbox", name="Rationale (why this setting, why not the others)")
+        rationale = _wait_for(lambda: box.count() and box.input_value() == "Small counts stay hidden.", timeout=60)
+        assert rationale, box.input_value() if box.count() else "no rationale box on Compare"
     finally:
         page.close()
 
