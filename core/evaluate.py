@@ -16,7 +16,7 @@ import numpy as np
 from . import mechanisms
 from .release import Release, jsonable
 from .table import Dataset
-from .workload import Workload
+from .workload import JointWorkload, Workload
 from .workloads import WORKLOADS, WorkloadKind, make_workload  # noqa: F401 (re-exported)
 
 
@@ -79,8 +79,38 @@ class Evaluation:
 
 
 def evaluate_release(release: Release, workload: Workload) -> Evaluation:
-    est = mechanisms.estimate(release, workload)
+    """Estimate every query of ``workload`` from ``release`` (joint queries: :func:`estimate_joint`)."""
+    if isinstance(workload, JointWorkload):
+        est = estimate_joint(release, workload)
+    else:
+        est = mechanisms.estimate(release, workload)
     return Evaluation(release.mechanism, dict(release.params), release.seed, workload, est)
+
+
+def estimate_joint(release: Release, workload: JointWorkload) -> np.ndarray:
+    """Estimates of joint queries ``P AND SA = a AND SA2 = b`` from a release that publishes both attributes.
+
+    Only SPLU-Gen sanitized with ``sa2`` = the workload's second attribute
+    publishes the pair; its estimates are the 8-state reconstruction of seed
+    000 §5.2 (:func:`core.mechanisms.splu.estimate_two_many`).  Any other
+    release publishes one sensitive attribute (or none beside the QIs) and is
+    refused in one sentence (:class:`core.errors.NotEligible`).
+    """
+    from .errors import NotEligible
+    from .mechanisms.splu import estimate_two_many
+
+    title = mechanisms.get(release.mechanism).title
+    second = workload.second
+    if release.mechanism != "splu":
+        raise NotEligible(f"{title} publishes one sensitive attribute; joint queries on '{release.source['sensitive']}' "
+                          f"and '{second}' need SPLU-Gen with sa2 = {second} (seed 000 §5.2).")
+    if release.state.get("sa2") != second:
+        have = release.state.get("sa2")
+        raise NotEligible(f"This SPLU-Gen release randomises {'no second attribute' if not have else repr(have)}; "
+                          f"joint queries on '{second}' need sa2 = {second}.")
+    parts = estimate_two_many(release, workload.batches,
+                              [workload.sa2_of(b) for b in range(len(workload.batches))])
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def evaluate(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, workload: Workload,

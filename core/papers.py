@@ -93,6 +93,7 @@ class Item:
     differences: str = ""  # data differences that explain departures
     why_no_experiment: str = ""
     explore: str = ""  # query string opening the paper's setting on the Sanitize page
+    query_error: str = ""  # query string opening the paper's queries on the Query error page
 
     @property
     def standin(self) -> str:
@@ -685,7 +686,9 @@ ITEMS: tuple[Item, ...] = (
          differences="hospital:42264 is synthetic (1,200 diagnoses, Zipf-like)"),
     Item("000-fig12", "000", "Fig. 12", "Utility for SPLU-Gen (two SA's).", "§6.4", "seed000-two-sa", {},
          "census:100000", judge=_j000_fig12,
-         explore="data=census-2sa:100000&sa=occupation&mech=splu&gamma=5&sa2=age_interval&seed=1"),
+         explore="data=census-2sa:100000&sa=occupation&mech=splu&gamma=5&sa2=age_interval&seed=1",
+         query_error=("data=census-2sa:100000&sa=occupation&mech=splu&gamma=5&sa2=age_interval&seed=1&wl=joint"
+                      "&wl.sa2=age_interval&cmp=splu")),
     Item("000-s65", "000", "§6.5 (text)", "Computational overhead: partitioning 500 K records for γ = 2 to 10.",
          "§6.5", "seed000-time", {"gammas": "2,4,6,8,10"}, "census:500000", judge=_j000_time),
     # seed 001
@@ -844,7 +847,8 @@ def listing() -> list[dict[str, Any]]:
     return [{"key": i.key, "seed": i.seed, "number": i.number, "caption": i.caption, "section": i.section,
              "experiment": i.experiment, "data": i.data, "sensitive": i.sa, "params": dict(i.params),
              "why_no_experiment": i.why_no_experiment or None,
-             "sanitize_link": f"Sanitize?{i.explore}" if i.explore else None} for i in ITEMS]
+             "sanitize_link": f"Sanitize?{i.explore}" if i.explore else None,
+             "query_error_link": f"Query_error?{i.query_error}" if i.query_error else None} for i in ITEMS]
 
 
 def rows_frame(rows: list[Row]) -> pd.DataFrame:

@@ -22,7 +22,7 @@ GROUP BY workload) as functions returning a :class:`Workload`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Sequence
 
@@ -396,3 +396,174 @@ def seed002(data: Dataset, conditions: int = 200, max_attrs: int = 3, seed: int 
                     bands=bands, membership=membership,
                     settings={"conditions": conditions, "max_attrs": max_attrs, "seed": seed,
                               "thresholds": list(thresholds)})
+
+
+# ------------------------------------------------------------------ joint queries on two sensitive attributes
+#: seed 000 §6.4 (Fig. 12): joint queries at 0.1% to 0.7% selectivity, here in bands of 0.1%
+JOINT_EDGES = (0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007)
+
+
+@dataclass(frozen=True, eq=False)
+class JointWorkload(Workload):
+    """Count queries on two sensitive attributes: ``P AND SA = a AND SA2 = b``.
+
+    ``batches`` and ``true`` are as in :class:`Workload` (``batch.sa`` selects
+    the value of the first SA); ``sa2[i]`` selects the value(s) of the second
+    SA ``second`` for query ``i`` (rows in the batches' order), coded as
+    :meth:`core.table.Dataset.column` encodes that column, which is how an
+    SPLU-Gen release with ``sa2 = second`` encodes it.
+    """
+
+    second: str = ""
+    sa2: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    second_labels: tuple = ()
+
+    def describe(self, data: Dataset, i: int) -> str:
+        """``workclass = Private AND occupation = Sales AND age_interval = 05: 36-40``."""
+        chosen = [str(self.second_labels[v]) for v in np.flatnonzero(self.sa2[i])]
+        if len(chosen) == 1:
+            tail = f"{self.second} = {chosen[0]}"
+        else:
+            tail = f"{self.second} IN ({', '.join(chosen[:6])}{', ...' if len(chosen) > 6 else ''})"
+        return f"{super().describe(data, i)} AND {tail}"
+
+    def sa2_of(self, b: int) -> np.ndarray:
+        """The ``sa2`` rows of batch ``b``."""
+        off = self.offsets
+        return self.sa2[off[b]:off[b + 1]]
+
+
+def second_column(data: Dataset, name: str | None):
+    """The second sensitive attribute ``name`` of ``data``, checked (one sentence when it cannot be one)."""
+    from .errors import clip
+
+    others = [c for c in (data.table.columns if data.table is not None else []) if c != data.sa and c not in data.qi]
+    hint = (f" Columns that can be: {', '.join(map(str, others[:8]))}{', ...' if len(others) > 8 else ''}."
+            if others else " This table has no column besides the sensitive attribute and the QIs.")
+    if name is None or not str(name).strip():
+        raise ParameterError("Joint queries need a second sensitive attribute: set 'sa2' to a column that is neither "
+                             f"the sensitive attribute nor a QI (census-2sa: age_interval).{hint}")
+    if name == data.sa:
+        raise ParameterError(f"The second sensitive attribute must be another column than '{data.sa}'.{hint}")
+    if name in data.qi:
+        raise ParameterError(f"The second sensitive attribute '{clip(name)}' is a QI column; take it out of the QIs "
+                             f"or choose another.{hint}")
+    col = data.column(name)
+    if col.size < 2:
+        raise ParameterError(f"The second sensitive attribute '{clip(name)}' has a single value; there is nothing to "
+                             "count jointly.")
+    return col
+
+
+def joint(data: Dataset, sa2: str | None = None, queries: int = 2000, edges: Sequence[float] | str = JOINT_EDGES,
+          max_attrs: int = 2, seed: int = 0) -> JointWorkload:
+    """Joint count queries ``A_1 = v_1 [AND ...] AND SA = a AND SA2 = b`` (seed 000 §5.2, §6.4, Fig. 12).
+
+    Candidates are every combination that occurs: a condition on 1 to
+    ``max_attrs`` distinct QI attributes with one value each, a value a of
+    the SA and a value b of ``sa2``.  Bands: the small counts (true count 1
+    to 10, where a large error protects the few people counted) and the
+    selectivity bands between consecutive ``edges`` (default seed 000 §6.4's
+    0.1% to 0.7%, in steps of 0.1%), plus one band from the last edge up.
+    As in :func:`seed000`, half the queries are small counts and half are
+    split evenly over the selectivity bands, a band short of candidates
+    passing its share on (:func:`_allocate`); a query sits in the first band
+    that contains it, so a small table's small counts are never counted
+    twice.
+
+    Choices where the paper is silent: within a band the queries are drawn
+    uniformly from the candidates (not weighted by seed 000's generator,
+    whose uniform values almost never hit a joint cell of 0.1%); conditions
+    on at most 2 attributes by default, because with two sensitive values
+    fixed a third attribute leaves few cells at the paper's selectivity.
+
+    Parameters
+    ----------
+    data : Dataset
+    sa2 : str
+        The second sensitive attribute (a column neither SA nor QI).
+    queries : int
+    edges : sequence of float or str
+        Ascending selectivity edges (fractions), e.g. ``"0.001,0.003,0.007"``.
+    max_attrs : int
+    seed : int
+
+    Returns
+    -------
+    JointWorkload
+    """
+    if queries < 2:
+        raise ParameterError(f"The 'queries' setting must be at least 2. Got {queries}.")
+    _check_common(data, max_attrs)
+    edges = _edges(edges)
+    second = second_column(data, sa2)
+    m2 = second.size
+    n = data.n
+    target = data.sa_codes.astype(np.int64) * m2 + second.codes
+    records = Records(data.qi_codes, data.domains, target, data.m * m2)
+    bands = [Band(f"small counts (1-{SMALL_MAX})", "count", 1, SMALL_MAX)]
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        bands.append(Band(f"[{lo:.1%}, {hi:.1%})", "selectivity", lo, hi))
+    bands.append(Band(f">= {edges[-1]:.1%}", "selectivity", edges[-1], None))
+    # every occurring (condition, a, b) with its band (the first that contains it; -1 = none)
+    cands = []
+    for d in range(1, min(max_attrs, len(data.qi)) + 1):
+        for subset in combinations(range(len(data.qi)), d):
+            values, t, count = records.index(subset).entries()
+            band = np.full(len(count), -1)
+            for b in range(len(bands) - 1, -1, -1):
+                band[bands[b].contains(count, n)] = b
+            keep = band >= 0
+            cands.append((subset, values[keep], t[keep], count[keep], band[keep]))
+    available = np.array([sum(int((c[4] == b).sum()) for c in cands) for b in range(len(bands))])
+    if available.sum() == 0:
+        raise ParameterError(f"No joint query on {data.name} has a true count in any band; widen the edges.")
+    n_small = queries // 2
+    take = _allocate([n_small] + _split(queries - n_small, len(bands) - 1), available, queries)
+    rng = np.random.default_rng(seed)
+    # per band, a uniform sample without replacement over the candidates of every subset
+    chosen = {}
+    for b in range(len(bands)):
+        if take[b] == 0:
+            continue
+        pick = np.sort(rng.choice(int(available[b]), size=take[b], replace=False))
+        start = 0
+        for k, c in enumerate(cands):
+            pos = np.flatnonzero(c[4] == b)
+            mine = pick[(pick >= start) & (pick < start + len(pos))] - start
+            start += len(pos)
+            if len(mine):
+                chosen.setdefault(k, []).append(pos[mine])
+    batches, sa2_rows, true, band_ids = [], [], [], []
+    for k in sorted(chosen):
+        subset, values, t, count, band = cands[k]
+        rows = np.sort(np.concatenate(chosen[k]))
+        mask = np.zeros((len(rows), data.m), dtype=bool)
+        mask[np.arange(len(rows)), t[rows] // m2] = True
+        mask2 = np.zeros((len(rows), m2), dtype=bool)
+        mask2[np.arange(len(rows)), t[rows] % m2] = True
+        batches.append(QueryBatch(attrs=subset, values=values[rows][:, : len(subset)].astype(np.int64), sa=mask))
+        sa2_rows.append(mask2)
+        true.append(count[rows].astype(float))
+        band_ids.append(band[rows])
+    band_of = np.concatenate(band_ids)
+    membership = np.stack([band_of == b for b in range(len(bands))])
+    return JointWorkload(kind="joint", seed=seed, n_records=n, batches=tuple(batches), true=np.concatenate(true),
+                         bands=tuple(bands), membership=membership,
+                         settings={"sa2": second.name, "queries": queries, "edges": list(edges),
+                                   "max_attrs": max_attrs, "seed": seed},
+                         second=second.name, sa2=np.concatenate(sa2_rows),
+                         second_labels=tuple(second.labels.tolist()))
+
+
+def _edges(edges: Sequence[float] | str) -> list[float]:
+    """Ascending selectivity edges in (0, 1), from a list or ``"0.001,0.002"``; one sentence when not."""
+    text = edges if isinstance(edges, str) else ",".join(str(e) for e in edges)
+    try:
+        out = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        out = []
+    if not out or any(not 0 < e < 1 for e in out) or any(b <= a for a, b in zip(out, out[1:])) or len(out) > 20:
+        raise ParameterError("The 'edges' setting is a list of 1 to 20 ascending selectivities between 0 and 1, "
+                             f"comma separated (e.g. 0.001,0.003,0.007). Got {str(text)[:80]!r}.")
+    return out

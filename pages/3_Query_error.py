@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import figures
+from core import figures, papers
 from core.baselines import baselines, matched
 from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
@@ -21,6 +21,11 @@ from pages.ui.params import label as plabel
 from pages.ui.params import param_inputs, summary
 
 ui.page_setup("Query error", "🎯")
+#: seed 000 Fig. 12 one click away: census-2sa, SPLU-Gen at γ = 5 with age_interval as second SA, joint queries
+FIG12_LINK = f"Query_error?{papers.get('000-fig12').query_error}"
+FIG12_LABEL = "Seed 000 Fig. 12's setting: two sensitive attributes"
+FIG12_HELP = ("Opens census-2sa (100,000 rows, Age in ten intervals as a second sensitive attribute) with SPLU-Gen "
+              "at γ = 5 and sa2 = age_interval, and the joint queries at 0.1%-0.7% selectivity, in a new tab.")
 ss = st.session_state
 st.title("Query error: how accurate are counts from the release?")
 st.markdown(
@@ -45,7 +50,11 @@ kind = st.selectbox("Query generator", kinds, key="w_q_kind", format_func=lambda
 q["kind"] = kind
 spec = WORKLOADS[kind]
 st.caption(spec.explain + (f" Source: {spec.paper}." if spec.paper else ""))
+st.link_button(FIG12_LABEL, FIG12_LINK, icon=":material/open_in_new:", help=FIG12_HELP)
 stored_settings = q.setdefault("settings", {})
+if kind == "joint" and not (stored_settings.get(kind) or {}).get("sa2") and state.mech_params("splu").get("sa2"):
+    # the second sensitive attribute chosen for SPLU-Gen on the Sanitize page is the joint queries' second one
+    stored_settings.setdefault(kind, {})["sa2"] = state.mech_params("splu")["sa2"]
 raw_settings = param_inputs(spec.params, stored_settings.get(kind, {}), f"wl_{kind}", columns=4)
 stored_settings[kind] = raw_settings
 
@@ -54,6 +63,8 @@ names = list(MECHANISMS)
 current = ss.get(state.MECH) if ss.get(state.MECH) in names else names[0]
 chosen_title = MECHANISMS[current].title
 auto_compare = [current] + [b.name for b in baselines(current)]
+if kind == "joint":  # only SPLU-Gen publishes two sensitive attributes (core.evaluate.estimate_joint)
+    auto_compare = ["splu"]
 explicit = q.get("compare")  # None: follow the mechanism chosen on the Sanitize page
 state.seed_widget("w_q_compare", [n for n in (explicit if explicit is not None else auto_compare) if n in names],
                   lambda v: all(n in names for n in v))
@@ -130,6 +141,10 @@ def _evaluate(name: str, raw: dict):
 def _compared_params(name: str) -> tuple[dict[str, Any], str]:
     """Raw parameters a compared mechanism runs at, and how they were set (for the settings line)."""
     own = state.mech_params(name)
+    second = getattr(workload, "second", "")
+    if name == "splu" and second and own.get("sa2") != second:
+        return {**own, "sa2": second}, (f"sa2 = {second}, the joint queries' second sensitive attribute"
+                                        + (f", instead of {own['sa2']} from the Sanitize page" if own.get("sa2") else ""))
     if name == current:
         return own, "chosen on the Sanitize page"
     if name not in {b.name for b in baselines(current)}:
@@ -253,6 +268,8 @@ else:
         st.info(f"Enter at least one value of {sparam.symbol} to sweep.")
     else:
         base = state.mech_params(smech_name)
+        if smech_name == "splu" and getattr(workload, "second", ""):
+            base = {**base, "sa2": workload.second}  # joint queries: SPLU-Gen randomises their second attribute too
         bar = st.progress(0.0, text="Sweeping…")
         points = []
         for i, value in enumerate(parsed):

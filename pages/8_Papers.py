@@ -70,6 +70,10 @@ def _item(item: papers.Item) -> None:
     if item.explore:
         st.link_button("Open this setting on the Sanitize page", f"Sanitize?{item.explore}",
                        icon=":material/open_in_new:", help="Opens the paper's table and parameters in a new tab.")
+    if item.query_error:
+        st.link_button("Open its queries on the Query error page", f"Query_error?{item.query_error}",
+                       icon=":material/open_in_new:", help="The paper's queries answered from this setting, error by "
+                       "band, estimate against truth per query, in a new tab.")
     source = st.radio("Data", ["the paper's stand-in", "the loaded table"], horizontal=True, key=f"w_pp_src_{key}",
                       help="The stand-in is a bundled sample sized as the paper's data; the loaded table is the one "
                            "chosen on Home.")

@@ -806,13 +806,30 @@ def estimate_two(release: Release, batch: QueryBatch, sa2: np.ndarray,
     ----------
     seed 000 §5.2, eq. (14) (``K = 2^(w+1)`` states, ``M = M_0 ⊗ M_1 ⊗ M_2``); §6.4.
     """
+    return estimate_two_many(release, [batch], [sa2], estimator, tolerance)[0]
+
+
+def estimate_two_many(release: Release, batches, sa2s, estimator: str | None = None,
+                      tolerance: float | None = None) -> list[np.ndarray]:
+    """:func:`estimate_two` for several batches, reconstructed in one vectorised iteration.
+
+    As :meth:`SPLU.estimate_many` does for one SA: the iteration runs until
+    its slowest (query, value pair) converges, so one call for a whole joint
+    workload costs that, not the sum over its batches.  ``sa2s[k]`` are the
+    second-SA values of ``batches[k]``.
+    """
     estimator = estimator or release.params.get("estimator", "bayes")
     tolerance = tolerance or release.params.get("tolerance", 0.01)
-    q, y = joint_state_counts(release, batch, sa2)
-    if estimator == "direct":
-        return np.bincount(q, weights=y[:, 7], minlength=len(batch))
-    res = reconstruct(y, release.state["p"], tolerance)
-    return np.bincount(q, weights=res.x[:, 7], minlength=len(batch))
+    parts = [joint_state_counts(release, b, v) for b, v in zip(batches, sa2s)]
+    if not parts:
+        return []
+    y = np.concatenate([y for _, y in parts])
+    x = y[:, 7] if estimator == "direct" else reconstruct(y, release.state["p"], tolerance).x[:, 7]
+    out, start = [], 0
+    for (q, yb), b in zip(parts, batches):
+        out.append(np.bincount(q, weights=x[start:start + len(yb)], minlength=len(b)))
+        start += len(yb)
+    return out
 
 
 def joint_state_counts(release: Release, batch: QueryBatch, sa2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
