@@ -678,3 +678,60 @@ def max_distinct(plan: Bucketing) -> int:
                 diff[s0 + n - b] -= 1
         most = max(most, int(np.cumsum(diff)[:b].max()))
     return most
+
+
+# ------------------------------------------------------------------ record assignment from counts
+def classes_by_size(plan: Bucketing) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(per (k, m), buckets (k,), sizes (k,))`` of the plan's classes, smaller sizes first (as :func:`assign`)."""
+    classes = sorted(plan.classes, key=lambda c: c[0])
+    per = np.stack([np.asarray(c[2], dtype=np.int64) for c in classes])
+    nb = np.array([c[1] for c in classes], dtype=np.int64)
+    size = np.array([c[0] for c in classes], dtype=np.int64)
+    return per, nb, size
+
+
+def assign_ranked(plan: Bucketing, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Bucket of each record from its SA code and its rank among its value's records (issue 15's protocol).
+
+    The same dealing as :func:`assign`, decided per record: a keyed random
+    permutation of each value's ranks (:func:`core.shuffle.permute`,
+    purpose ``"bucket/deal"``, one permutation per value) deals the value's
+    records to the size classes in the plan's numbers
+    (:func:`core.shuffle.deal`); inside a class, value ``x``'s records take
+    the class positions ``start(x) ..`` (values in code order, as RRA sorts
+    them) in their permuted order, and position ``p`` goes to bucket
+    ``p mod b``.  Bucket ids are numbered class by class, smaller sizes
+    first.  Which buckets hold how many records of each value is fixed by
+    the counts (:func:`bucket_counts`); only which records fill them is
+    drawn.
+    """
+    from . import shuffle
+
+    per, nb, _ = classes_by_size(plan)
+    sa = np.asarray(sa, dtype=np.int64)
+    total = per.sum(axis=0)
+    pos = shuffle.permute(seed, "bucket/deal", sa, rank, total[sa])
+    cls = shuffle.deal(per, sa, pos)
+    before = np.cumsum(per, axis=0) - per  # (k, m): the value's records dealt to earlier classes
+    start = np.cumsum(per, axis=1) - per  # (k, m): first class position of each value
+    inside = start[cls, sa] + pos - before[cls, sa]
+    offset = np.cumsum(nb) - nb
+    return offset[cls] + inside % nb[cls]
+
+
+def bucket_counts(plan: Bucketing) -> tuple[np.ndarray, np.ndarray]:
+    """``(sizes (G,), counts (G, m))`` of the buckets :func:`assign_ranked` fills, from the plan alone.
+
+    In a class of ``b`` buckets value x holds positions ``s .. s + c - 1``;
+    bucket j gets the positions ``p = j (mod b)`` among them:
+    ``F(s + c, j) - F(s, j)`` with ``F(t, j) = ceil((t - j) / b)`` for
+    ``t >= 0, j < b`` (the number of such p below t).
+    """
+    per, nb, _ = classes_by_size(plan)
+    blocks = []
+    for c, b in zip(per, nb.tolist()):
+        s = np.cumsum(c) - c
+        j = np.arange(b, dtype=np.int64)[:, None]
+        blocks.append((s + c - j + b - 1) // b - (s - j + b - 1) // b)
+    counts = np.concatenate(blocks) if blocks else np.zeros((0, per.shape[1]), dtype=np.int64)
+    return counts.sum(axis=1), counts

@@ -176,3 +176,59 @@ def _mixed_layout(sa_sorted: np.ndarray, r: int, size: int, rng: np.random.Gener
             used[g] = True
             group[main + k] = g
     return group
+
+
+# ------------------------------------------------------------------ the sorted layout from counts
+@dataclass(frozen=True, eq=False)
+class Layout:
+    """The sorted layout of :func:`distinct_value_groups` computed from the SA counts alone.
+
+    The record of value ``v`` with rank ``k`` among the value's records
+    (input order) sits at position ``start[v] + k`` of the (value rank, id)
+    order and goes to group ``(start[v] + k) mod r``: the same groups as
+    ``distinct_value_groups(sa_codes, size, m)`` without the records.
+    """
+
+    counts: np.ndarray  # (m,) records per value
+    start: np.ndarray  # (m,) first sorted position of each value
+    r: int  # number of groups
+
+    @property
+    def n(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def n_groups(self) -> int:
+        return self.r
+
+    def group(self, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """Group of each record given its SA code and its rank among its value's records."""
+        return (self.start[np.asarray(sa, dtype=np.int64)] + np.asarray(rank, dtype=np.int64)) % self.r
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """(r,) records per group."""
+        return np.bincount(np.arange(self.n) % self.r, minlength=self.r) if self.r else np.zeros(0, np.int64)
+
+    def members(self) -> tuple[np.ndarray, np.ndarray]:
+        """(group, value) of every record, one pair per record, in sorted-position order (the ST's rows)."""
+        by_start = np.argsort(self.start, kind="stable")
+        value = np.repeat(by_start, self.counts[by_start])  # the values in sorted-position order
+        return np.arange(self.n, dtype=np.int64) % self.r, value
+
+
+def sorted_layout(counts: np.ndarray, size: int) -> Layout:
+    """:class:`Layout` of groups of ``size`` (or ``size + 1``) distinct values from SA ``counts``.
+
+    Values are ranked by descending count (ties: lower code first), as in
+    :func:`distinct_value_groups`; the caller checks eligibility first.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n, m = int(counts.sum()), len(counts)
+    r = n // size
+    if r == 0:
+        raise NotEligible(f"A group needs {size} records but the table has only {n}.")
+    order = np.lexsort((np.arange(m), -counts))
+    start = np.empty(m, dtype=np.int64)
+    start[order] = np.concatenate(([0], np.cumsum(counts[order])[:-1]))
+    return Layout(counts=counts, start=start, r=r)

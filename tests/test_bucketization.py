@@ -252,7 +252,7 @@ def test_max_distinct_matches_the_assignment(adult):
     for sizes in ("two", "multi"):
         rel = mechanisms.sanitize(adult, "bucketization", {"sizes": sizes}, seed=1)
         per_bucket = np.bincount(rel.tables["st"].columns["bid"])
-        plan = mechanisms.get("bucketization").plan(adult, mechanisms.get("bucketization").resolve({"sizes": sizes}))
+        plan = mechanisms.get("bucketization").setting(adult, mechanisms.get("bucketization").resolve({"sizes": sizes}))
         assert bk.max_distinct(plan) == per_bucket.max()
 
 

@@ -122,7 +122,7 @@ def toy():
 def test_toy_sample_end_to_end(toy):
     # labels sort as x1, x10, x2, ...: the natural order (x2 before x10) reproduces Example 2 exactly
     values = {"rho1": 1 / 3, "rho2": 2 / 3, "delta": 0.05}
-    pl = MECH.plan(toy, values)
+    pl = MECH.pp(toy, values)
     by_index = np.argsort(natural_rank(toy.sa_labels))  # columns in x1..x10 order
     np.testing.assert_array_equal(pl.groups[:, by_index], EXAMPLE2)
     assert (pl.order + 1).tolist() == [1, 3, 2, 4, 5]
@@ -167,7 +167,7 @@ def published_by_record(release):
 
 def test_records_are_dealt_exactly_by_the_plan(toy):
     data = with_ids(toy)
-    pl = MECH.plan(data, MECH.resolve({"rho1": "1/3", "rho2": "2/3"}))
+    pl = MECH.pp(data, MECH.resolve({"rho1": "1/3", "rho2": "2/3"}))
     for seed in range(5):
         release = mechanisms.sanitize(data, "sdr", {"rho1": "1/3", "rho2": "2/3"}, seed=seed)
         sub, _ = published_by_record(release)
@@ -284,7 +284,7 @@ def small_table(n=1500, m=30, seed=0):
 def test_estimator_is_unbiased_over_many_releases():
     data = small_table()
     raw = {"rho1": "1/6", "rho2": "1/3"}
-    pl = MECH.plan(data, MECH.resolve(raw))
+    pl = MECH.pp(data, MECH.resolve(raw))
     assert len(pl.size) >= 2  # a real partition, so the sum over sub-tables is exercised
     sa = np.zeros((4, data.m), dtype=bool)
     sa[0, 0] = sa[1, 3] = sa[2, [1, 25]] = sa[3, 29] = True
@@ -322,7 +322,7 @@ def test_perturbation_inside_a_subtable_statistically():
     # with (1 - p_i)/m_i; nothing outside SA_i
     data = with_ids(small_table(n=6000, seed=2))
     values = MECH.resolve({"rho1": "1/6", "rho2": "1/3"})
-    pl = MECH.plan(data, values)
+    pl = MECH.pp(data, values)
     sub, published = published_by_record(mechanisms.sanitize(data, "sdr", values, seed=9))
     for i in range(len(pl.size)):
         domain = np.flatnonzero(pl.counts[i])

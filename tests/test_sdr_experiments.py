@@ -118,7 +118,7 @@ def test_done_when_census_300000():
 def test_hospital_retention_collapses_for_up_not_for_pp():
     data = load_dataset("hospital:100000", "diagnosis")
     assert data.m == 1200
-    pl = mechanisms.get("sdr").plan(data, mechanisms.get("sdr").resolve({}))
+    pl = mechanisms.get("sdr").pp(data, mechanisms.get("sdr").resolve({}))
     assert pl.p_up < 0.002  # 1.4 / 1201.4: UP keeps about one record in a thousand
     assert pl.retention > 50 * pl.p_up
     assert len(pl.size) > 10 and np.all(pl.rho1_i < 1 / 6)

@@ -124,7 +124,7 @@ class Bucketization(Mechanism):
         """f'_i of every value (default specification, then overrides)."""
         return bk.fprime(data.sa_counts, values["theta"], values["b"], self.overrides(data, values))
 
-    def plan(self, data: Dataset, values: Mapping[str, Any]) -> bk.Bucketing:
+    def setting(self, data: Dataset, values: Mapping[str, Any]) -> bk.Bucketing:
         """The bucket setting and class counts (cached on the SA counts and thresholds)."""
         fp = self.thresholds(data, values)
         bk.check_spec(data.sa_counts, fp, data.sa_labels, values["theta"], values["b"],
@@ -146,7 +146,7 @@ class Bucketization(Mechanism):
         }
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
-        pl = self.plan(data, values)
+        pl = self.setting(data, values)
         sigma = int(values["sigma"])
         if sigma:
             most = bk.max_distinct(pl)
@@ -158,7 +158,7 @@ class Bucketization(Mechanism):
 
     # ------------------------------------------------------------ sanitize
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        pl = self.plan(data, values)
+        pl = self.setting(data, values)
         fp = self.thresholds(data, values)
         n, m = data.n, data.m
         bucket = bk.assign(data.sa_codes, pl, rng)

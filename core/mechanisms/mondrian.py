@@ -112,7 +112,8 @@ def required_l(beta: float) -> int:
     return int(math.ceil(1.0 / beta - 1e-9))
 
 
-def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int) -> Partition:
+def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int,
+                       weights: np.ndarray | None = None) -> Partition:
     """Strict multidimensional Mondrian with allowable cuts = k records and l distinct SA values per side.
 
     Parameters
@@ -126,6 +127,13 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int)
         SA codes in 0..m-1.
     k, l : int
         Smallest group size and smallest number of distinct SA values per group.
+    weights : int array (n,), optional
+        Records each row stands for (default 1 each).  Rows that are the
+        distinct (QI..., SA) combinations of a table with their counts
+        (:class:`core.engine.combos.Combos`) give the table's partition:
+        a cut compares QI codes only, so records with the same QI values
+        always share a group, and sizes, medians and distinct values are
+        the same counted by weight.
 
     All partitions of one level are cut at once (histograms per partition
     and attribute, one ``bincount`` each), so the cost is a few passes over
@@ -136,6 +144,7 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int)
     codes = [np.asarray(c, dtype=np.int64) for c in codes]
     positions = [np.asarray(p, dtype=float) for p in positions]
     sa = np.asarray(sa, dtype=np.int64)
+    w = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
     domains = [len(p) for p in positions]
     scale = np.empty(d)
     for j in range(d):
@@ -151,7 +160,9 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int)
     levels = 0
     while n_part:
         levels += 1
-        sizes = np.bincount(part, minlength=n_part)
+        units = np.bincount(part, minlength=n_part)
+        wr = w[rows]
+        sizes = np.bincount(part, weights=wr, minlength=n_part).astype(np.int64)
         half = sizes // 2
         spans = np.zeros((n_part, d))
         ok = np.zeros((n_part, d), dtype=bool)
@@ -160,7 +171,7 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int)
             c = codes[j][rows]
             dom = domains[j]
             if n_part * dom <= _HIST_CELLS:
-                hist = np.bincount(part * dom + c, minlength=n_part * dom).reshape(n_part, dom)
+                hist = np.bincount(part * dom + c, weights=wr, minlength=n_part * dom).reshape(n_part, dom)
                 present = hist > 0
                 lo = present.argmax(axis=1)
                 hi = dom - 1 - present[:, ::-1].argmax(axis=1)
@@ -169,12 +180,15 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int)
             else:  # large domains: one sort of (partition, code)
                 order = np.lexsort((c, part))
                 sc = c[order]
-                start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-                lo, hi, thr = sc[start], sc[start + sizes - 1], sc[start + half]
+                start = np.concatenate(([0], np.cumsum(units)[:-1]))
+                cw = np.cumsum(wr[order])  # records up to and including each sorted row
+                base = np.concatenate(([0], cw))[start]
+                at = np.searchsorted(cw, base + half, side="right")  # the floor(n/2)-th record (0-based)
+                lo, hi, thr = sc[start], sc[start + units - 1], sc[at]
             if scale[j] > 0:
                 spans[:, j] = (positions[j][hi] - positions[j][lo]) / scale[j]
             left = c < thr[part]
-            n_left = np.bincount(part, weights=left, minlength=n_part)
+            n_left = np.bincount(part, weights=left * wr, minlength=n_part)
             side = part * 2 + left
             seen = np.bincount(side * m + sa[rows], minlength=n_part * 2 * m).reshape(n_part, 2, m) > 0
             distinct = seen.sum(axis=2)  # [:, 0] right side, [:, 1] left side
@@ -234,7 +248,9 @@ class Boxes:
     numeric: tuple[bool, ...]
 
 
-def group_boxes(codes, domains, numeric, group: np.ndarray, n_groups: int, sa: np.ndarray, m: int) -> Boxes:
+def group_boxes(codes, domains, numeric, group: np.ndarray, n_groups: int, sa: np.ndarray, m: int,
+                weights: np.ndarray | None = None) -> Boxes:
+    """Each group's box, SA counts and size; ``weights``: records each row stands for (default 1)."""
     d = len(codes)
     lo = np.zeros((n_groups, d), dtype=np.int64)
     hi = np.zeros((n_groups, d), dtype=np.int64)
@@ -257,9 +273,10 @@ def group_boxes(codes, domains, numeric, group: np.ndarray, n_groups: int, sa: n
             mem.data[:] = 1.0
             sets.append(mem)
             dom[:, j] = np.diff(mem.indptr)
-    st = sparse.csr_matrix((np.ones(len(sa)), (group, np.asarray(sa, dtype=np.int64))), shape=(n_groups, m))
+    w = np.ones(len(sa)) if weights is None else np.asarray(weights, dtype=float)
+    st = sparse.csr_matrix((w, (group, np.asarray(sa, dtype=np.int64))), shape=(n_groups, m))
     st.sum_duplicates()
-    size = np.bincount(group, minlength=n_groups)
+    size = np.bincount(group, weights=w, minlength=n_groups).astype(np.int64)
     return Boxes(lo, hi, tuple(sets), dom, st, size, tuple(bool(x) for x in numeric))
 
 

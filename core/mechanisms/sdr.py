@@ -530,6 +530,45 @@ def plan(counts: np.ndarray, rho1: float, rho2: float, delta: float = 0.05,
     )
 
 
+def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Sub-table of each record from its SA code and its rank among its value's records.
+
+    PP fixes how many records of value x each sub-table gets
+    (``pl.counts[:, x]``); which ones is a keyed random permutation of the
+    value's ranks (:func:`core.shuffle.permute`, purpose ``"sdr/deal"``):
+    the record of rank r takes position ``pi_x(r)`` and positions are dealt
+    to sub-tables in order (:func:`core.shuffle.deal`).  Sub-table
+    membership is therefore uniformly random given the SA value, whatever
+    the input order, and independent of the QI values.
+    """
+    from .. import shuffle
+
+    sa = np.asarray(sa, dtype=np.int64)
+    total = pl.counts.sum(axis=0)
+    pos = shuffle.permute(seed, "sdr/deal", sa, rank, total[sa])
+    return shuffle.deal(pl.counts, sa, pos)
+
+
+def perturb_subtables(pl: Plan, seed: int, start: int, sa: np.ndarray, sub: np.ndarray) -> np.ndarray:
+    """UP inside each record's sub-table over its own values SA_i (records ``start ..``).
+
+    The record keeps its value with probability ``p_i`` (purpose
+    ``"sdr/keep"``), otherwise takes value number ``floor(u m_i)`` of SA_i
+    in code order (purpose ``"sdr/value"``), possibly its own: seed 002
+    eq. 1 with the sub-table's domain.
+    """
+    from .. import rng
+
+    sa = np.asarray(sa)
+    n = len(sa)
+    member = pl.counts > 0
+    domain = np.nonzero(member)[1]  # the values of each sub-table in turn, code order
+    first = np.cumsum(pl.m) - pl.m
+    keep = rng.uniforms(seed, "sdr/keep", start, n) < pl.p[sub]
+    pick = rng.choices(seed, "sdr/value", start, n, pl.m[sub])
+    return np.where(keep, sa, domain[first[sub] + pick]).astype(sa.dtype)
+
+
 def posterior_max(counts: np.ndarray, gamma: np.ndarray, values: np.ndarray) -> float:
     """Largest posterior Pr_i[X = x | Y = x] over sub-tables i and the ``values`` (mask) present in them.
 
@@ -574,7 +613,7 @@ class SDR(Mechanism):
     def check_params(self, values: dict[str, Any]) -> None:
         check_rho(values, self.name)
 
-    def plan(self, data: Dataset, values: Mapping[str, Any]) -> Plan:
+    def pp(self, data: Dataset, values: Mapping[str, Any]) -> Plan:
         """PP on the table's SA counts (deterministic; cheap: counts only)."""
         return plan(data.sa_counts, values["rho1"], values["rho2"], values["delta"],
                     rank=natural_rank(data.sa_labels), labels=data.sa_labels)
@@ -583,7 +622,7 @@ class SDR(Mechanism):
         gamma_up = gamma_from_rho(values["rho1"], values["rho2"])
         out: dict[str, Any] = {"gamma_up": gamma_up, "retention_up": retention_from_gamma(gamma_up, data.m)}
         try:
-            pl = self.plan(data, values)
+            pl = self.pp(data, values)
         except NotEligible:  # shown live; check() reports why
             return out
         out.update({
@@ -597,7 +636,7 @@ class SDR(Mechanism):
         return out
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
-        self.plan(data, values)
+        self.pp(data, values)
 
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
         """PP, then UP inside each sub-table over its own values; publish the sub-tables with SA_i, gamma_i, p_i.
@@ -617,7 +656,7 @@ class SDR(Mechanism):
         ----------
         seed 002 §4.1 (eq. 9-10), §3.1 (eq. 1, 4), Corollary 1, appendix 10.3.
         """
-        pl = self.plan(data, values)
+        pl = self.pp(data, values)
         n, m = data.n, data.m
         k = len(pl.size)
         # deal each value's records to sub-tables at random
@@ -699,7 +738,7 @@ class SDR(Mechanism):
 
     def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
         """Posterior of every protected value in every published sub-table (module docstring)."""
-        pl = self.plan(data, values)
+        pl = self.pp(data, values)
         subs = release.published["subtables"]
         p = np.array([t["p"] for t in subs], dtype=float)
         m = np.array([t["m"] for t in subs], dtype=float)

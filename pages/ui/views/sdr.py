@@ -108,7 +108,7 @@ def _construction(release: Release, data: Dataset) -> None:
     mech = get("sdr")
     try:
         values = mech.resolve({k: release.params[k] for k in ("rho1", "rho2", "delta")})
-        pl = mech.plan(data, values)
+        pl = mech.pp(data, values)
     except WorkbenchError as exc:  # cannot happen for a release built from this table; say so if it does
         st.error(md(exc))
         return
