@@ -532,6 +532,37 @@ class AmbiguityIndex:
         np.add.at(st, (np.asarray(st_gid, np.int64), np.asarray(st_sa, np.int64)), np.asarray(st_count, float))
         return cls(tuple(member), 1.0 / np.maximum(k, 1), st)
 
+    def _estimate_shared(self, batch: QueryBatch, sa: np.ndarray) -> np.ndarray | None:
+        """Fig. 5 for equality queries that repeat their QI values under several SA conditions (None otherwise).
+
+        The per-group product ``prod_i l_gi / k_gi`` depends on the QI values
+        only, so it is computed once per distinct value row ``u`` over every
+        group, ``P`` (U, G), and ``P @ c`` (U, m) gives every SA value's
+        estimate; a query reads its row against its SA condition.  Same sums
+        as the per-condition pass (up to float rounding).  The risk map asks
+        exactly this (every sampled micro group under each of the m values:
+        on Adult 1,436 x 14 queries, 3.5 s per release before, about 0.3 s).
+        Used when the value rows repeat at least twice on average; a workload
+        of distinct rows keeps the per-condition pass (it reads only the
+        groups holding the SA condition).
+        """
+        values = np.asarray(batch.values, dtype=np.int64)
+        rows, inv = np.unique(values, axis=0, return_inverse=True)
+        inv = inv.ravel()
+        if 2 * len(rows) > len(values):
+            return None
+        by_value, inv_k = self._by_value
+        G = len(self.st)
+        per_value = np.zeros((len(rows), self.st.shape[1]))
+        step = max(1, _CELLS // max(G, 1))
+        for start in range(0, len(rows), step):
+            block = rows[start:start + step]
+            P = np.ones((len(block), G))
+            for j, a in enumerate(batch.attrs):
+                P *= by_value[a][block[:, j]] * inv_k[a][None, :]
+            per_value[start:start + step] = P @ self.st
+        return np.einsum("qm,qm->q", per_value[inv], sa.astype(float))
+
     def estimate(self, batch: QueryBatch) -> np.ndarray:
         """Fig. 5: ``sum_g c_g(C_S) prod_i l_gi / k_gi`` for every query of the batch.
 
@@ -545,6 +576,10 @@ class AmbiguityIndex:
         if q == 0:
             return out
         sa = np.asarray(batch.sa, dtype=bool)
+        if batch.is_equality and len(batch.attrs):
+            shared = self._estimate_shared(batch, sa)
+            if shared is not None:
+                return shared
         _, inv = np.unique(np.packbits(sa, axis=1), axis=0, return_inverse=True)
         inv = inv.ravel()
         if batch.is_equality:

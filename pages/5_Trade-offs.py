@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from core import figures
 from core.errors import WorkbenchError
@@ -28,6 +31,8 @@ if FROM_LINK not in ss:  # the page's first run in this session: were its settin
     ss[FROM_LINK] = "to" in st.query_params
 #: measured settings kept per table (shared for a bundled sample, private to the session for an upload)
 KEPT = 4096
+#: threads measuring the map's settings at the same time (the settings are independent; numpy releases the GIL)
+WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 @cached.memo("trade-off points", remeasure=True)
@@ -84,6 +89,42 @@ def _remember(results: dict, key: tuple, outcome: tuple) -> None:
         results["outcomes"][key] = outcome
         while len(results["outcomes"]) > KEPT:
             results["outcomes"].popitem(last=False)
+
+
+def _measure_all(data, todo: list, results: dict, seed: int, queries: int, records: int) -> None:
+    """Measure the settings not measured yet on :data:`WORKERS` threads, with a progress bar.
+
+    The settings are independent (each sanitized with the same seed, answered
+    on the same workload, attacked on the same sample), so measuring them at
+    the same time changes no figure, only when each is ready; most of the work
+    is numpy, which runs outside the interpreter lock.  The workload and the
+    attack's sample are built first, once, so the threads share them.  The
+    threads carry the script's context (:func:`cached.memo` keys an upload's
+    entries by the session).  A rerun or stop while measuring cancels the
+    settings not started; those running finish and are kept.
+    """
+    wl_settings = cached.items({"queries": queries, "max_attrs": 3, "seed": seed})
+    cached.workload(data, data.key, "seed000", wl_settings)
+    cached.targets(data, data.key, records, seed)
+    ctx = get_script_run_ctx()
+
+    def work(name, params, key):
+        add_script_run_ctx(threading.current_thread(), ctx)
+        outcome = _measure(data, name, params, seed, queries, records)
+        _remember(results, key, outcome)
+        return name, params
+
+    bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")
+    pool = ThreadPoolExecutor(max_workers=min(WORKERS, len(todo)), thread_name_prefix="trade-off-map")
+    try:
+        futures = [pool.submit(work, name, params, key) for (name, params), key in todo]
+        for done, future in enumerate(as_completed(futures), start=1):
+            name, params = future.result()
+            bar.progress(done / len(todo), text=f"{MECHANISMS[name].title} at {setting_text(params)} measured "
+                                                f"({done} of {len(todo)})…")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    bar.empty()
 st.title("Trade-offs: which mechanism, which setting?")
 st.markdown(
     "The mechanisms promise different things (ρ₁-ρ₂, small-sum error, (λ, δ), F'-privacy, α/β, ε). To compare "
@@ -172,19 +213,13 @@ if not (st.button("Measure every setting", type="primary", key="w_to_run") or kn
     st.stop()
 ss[FROM_LINK] = False
 
+todo = [(job, key) for job, key in zip(jobs, keys) if key not in results["outcomes"]]
+if todo:
+    _measure_all(data, todo, results, seed, queries, records)
 points, skipped = [], []
-bar = st.progress(0.0, text="Measuring…") if known < len(jobs) else None
-for i, ((name, params), key) in enumerate(zip(jobs, keys)):
-    mech = MECHANISMS[name]
-    outcome = results["outcomes"].get(key)
-    if outcome is None:
-        bar.progress(i / len(jobs), text=f"{mech.title} at {setting_text(params)} ({i + 1} of {len(jobs)})…")
-        outcome = _measure(data, name, params, seed, queries, records)
-        _remember(results, key, outcome)
-    kind, value = outcome
+for key in keys:
+    kind, value = results["outcomes"][key]
     (points if kind == "point" else skipped).append(value)
-if bar is not None:
-    bar.empty()
 if skipped:
     # one box, not one per setting: a sweep past a table's limits can skip many settings
     st.warning(f"Left out, not eligible on this table ({len(skipped)} setting{'s' * (len(skipped) != 1)}):\n\n"

@@ -101,3 +101,25 @@ def test_settings_left_out_of_a_sweep_name_their_values():
     assert [s.split(":")[0] for s in skipped] == ["Small domain randomization (PP) at rho2 = 1/6",
                                                   "Small domain randomization (PP) at rho2 = 0.25"]
     assert risk.setting_text({}) == "no parameters"
+
+
+@pytest.mark.parametrize("name, params", [pytest.param("ambiguity", {"beta": 0.2}, marks=pytest.mark.slow),
+                                          ("mondrian", {"beta": 0.2}),
+                                          ("mondrian", {"beta": 0.5})])
+def test_the_attack_shares_each_groups_product_and_answers_as_one_query_at_a_time(name, params):
+    """The attack's batch (each sampled group under every SA value) takes the shared path of Ambiguity's and
+    Mondrian's estimators; its answers equal the per-SA-value pass (each value's queries alone, no row repeated)."""
+    from core.table import load_table
+
+    data = bind(load_table("census:4000"), "occupation", ["age", "workclass", "education", "sex", "race"])
+    t = risk.targets(data, 600, 3)
+    batch = risk.group_batches(data, t)[0]
+    rel = mechanisms.sanitize(data, name, params, 5)
+    together = mechanisms.estimate(rel, [batch])
+    assert len(t.values) * 2 <= len(batch)  # rows repeat: the shared path is taken
+    alone = np.zeros(len(batch))
+    for v in range(data.m):
+        rows = np.flatnonzero(batch.sa[:, v])
+        alone[rows] = mechanisms.estimate(rel, [batch.take(rows)])  # distinct rows: the per-value pass
+    assert together.sum() > 0
+    np.testing.assert_allclose(together, alone, rtol=1e-9, atol=1e-9)
