@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 from typing import Sequence
 
@@ -82,8 +83,9 @@ class Workload:
     def __len__(self) -> int:
         return len(self.true)
 
-    @property
+    @cached_property
     def offsets(self) -> np.ndarray:
+        """Position of each batch's first query (computed once: :meth:`describe` reads it per query)."""
         return np.cumsum([0] + [len(b) for b in self.batches])
 
     def locate(self, i: int) -> tuple[QueryBatch, int]:

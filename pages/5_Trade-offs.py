@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from core import figures
 from core.errors import WorkbenchError
@@ -31,8 +28,6 @@ if FROM_LINK not in ss:  # the page's first run in this session: were its settin
     ss[FROM_LINK] = "to" in st.query_params
 #: measured settings kept per table (shared for a bundled sample, private to the session for an upload)
 KEPT = 4096
-#: threads measuring the map's settings at the same time (the settings are independent; numpy releases the GIL)
-WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
 @cached.memo("trade-off points", remeasure=True)
@@ -92,39 +87,27 @@ def _remember(results: dict, key: tuple, outcome: tuple) -> None:
 
 
 def _measure_all(data, todo: list, results: dict, seed: int, queries: int, records: int) -> None:
-    """Measure the settings not measured yet on :data:`WORKERS` threads, with a progress bar.
+    """Measure the settings not measured yet, on :data:`cached.WORKERS` threads, with a progress bar.
 
     The settings are independent (each sanitized with the same seed, answered
     on the same workload, attacked on the same sample), so measuring them at
-    the same time changes no figure, only when each is ready; most of the work
-    is numpy, which runs outside the interpreter lock.  The workload and the
-    attack's sample are built first, once, so the threads share them.  The
-    threads carry the script's context (:func:`cached.memo` keys an upload's
-    entries by the session).  A rerun or stop while measuring cancels the
-    settings not started; those running finish and are kept.
+    the same time (:func:`cached.in_parallel`) changes no figure.  The
+    workload and the attack's sample are built first, once, and shared.
     """
-    wl_settings = cached.items({"queries": queries, "max_attrs": 3, "seed": seed})
-    cached.workload(data, data.key, "seed000", wl_settings)
+    cached.workload(data, data.key, "seed000", cached.items({"queries": queries, "max_attrs": 3, "seed": seed}))
     cached.targets(data, data.key, records, seed)
-    ctx = get_script_run_ctx()
 
-    def work(name, params, key):
-        add_script_run_ctx(threading.current_thread(), ctx)
-        outcome = _measure(data, name, params, seed, queries, records)
-        _remember(results, key, outcome)
-        return name, params
+    def call(name, params, key):
+        def run():
+            _remember(results, key, _measure(data, name, params, seed, queries, records))
+        return run
 
     bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")
-    pool = ThreadPoolExecutor(max_workers=min(WORKERS, len(todo)), thread_name_prefix="trade-off-map")
-    try:
-        futures = [pool.submit(work, name, params, key) for (name, params), key in todo]
-        for done, future in enumerate(as_completed(futures), start=1):
-            name, params = future.result()
-            bar.progress(done / len(todo), text=f"{MECHANISMS[name].title} at {setting_text(params)} measured "
-                                                f"({done} of {len(todo)})…")
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    cached.in_parallel([call(name, params, key) for (name, params), key in todo],
+                       done=lambda i, n: bar.progress(i / n, text=f"Measured {i} of {n} settings…"))
     bar.empty()
+
+
 st.title("Trade-offs: which mechanism, which setting?")
 st.markdown(
     "The mechanisms promise different things (ρ₁-ρ₂, small-sum error, (λ, δ), F'-privacy, α/β, ε). To compare "

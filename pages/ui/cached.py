@@ -41,10 +41,12 @@ import asyncio
 import functools
 import inspect
 import json
+import os
 import threading
 import time
 import weakref
-from typing import Any, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
 from streamlit.logger import get_logger
@@ -223,6 +225,51 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False) -> Call
         return wrapper
 
     return decorate
+
+
+#: threads computing independent cached results at the same time (:func:`in_parallel`)
+WORKERS = max(1, min(2, os.cpu_count() or 1))
+
+
+def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], None] | None = None) -> list[Any]:
+    """Run independent ``calls`` on :data:`WORKERS` threads; their results in the order given.
+
+    For the pages' loops over settings (the trade-off map's settings, the
+    Query error comparison and sweep): each call computes cached results that
+    do not depend on one another, so running them at the same time changes
+    no figure, only when each is ready (most of the work is numpy, which
+    runs outside the interpreter lock).  The threads carry the script's
+    context, so :func:`memo` keys an upload's entries by the session as it
+    does on the script's thread.  ``done(finished, total)`` is called on the
+    script's thread as each call finishes (a progress bar).  An exception of
+    a call is raised here; a rerun or stop while waiting cancels the calls
+    not started (those running finish, and their results stay cached).
+    """
+    if len(calls) <= 1 or WORKERS == 1:
+        out = []
+        for i, call in enumerate(calls):
+            out.append(call())
+            if done:
+                done(i + 1, len(calls))
+        return out
+    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+
+    def run(call):
+        if ctx is not None:
+            add_script_run_ctx(threading.current_thread(), ctx)
+        return call()
+
+    pool = ThreadPoolExecutor(max_workers=min(WORKERS, len(calls)), thread_name_prefix="workbench")
+    try:
+        futures = [pool.submit(run, call) for call in calls]
+        for i, _ in enumerate(as_completed(futures), start=1):
+            if done:
+                done(i, len(calls))
+        return [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def items(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
