@@ -22,8 +22,8 @@ answer the same way, as a :class:`Verdict` with one of three outcomes:
     outside the guarantee's scope (``outside``: e.g. values more frequent
     than rho1 under (rho1, rho2)-privacy), or a guarantee that is vacuous at
     this setting (``vacuous``: RP with no open micro group is UP under
-    another name; a value with f' = 1).  Only an unqualified meets is
-    :attr:`Verdict.plain`.
+    another name; a value with f' = 1).  Only an unqualified meets (none of
+    the three) is :attr:`Verdict.plain`.
 
 Where a guarantee is only a paper's claim and the exact figure differs
 (PriView's Theorem 6), the verdict uses the exact figure.
@@ -135,9 +135,11 @@ class Verdict:
     reason : str
         Why the setting cannot run (``CANNOT_RUN`` only).
     suggestion : mapping or None
-        ``{"params": {...}, "text": "γ = 7", "why": ...}``: the nearest setting found whose release
-        meets the guarantee plainly (verified), or, for ``CANNOT_RUN``, the mechanism's own suggestion
-        of what would work.
+        ``{"params": {...}, "text": "γ = 7", "verified": bool, "plain": bool, ...}``: the nearest
+        setting found whose release meets the guarantee (verified by sanitizing with it; ``plain``,
+        ``unpublished`` and ``outside`` say how far, see :func:`core.mechanisms.nearest`), or, for
+        ``CANNOT_RUN``, what would make the table eligible (``verified`` only when its release was
+        checked too).
     notes : tuple of str
         Other things a steward should know beside the verdict (composition of answers, ...).
     explains : tuple of str
@@ -176,7 +178,26 @@ class Verdict:
 
     @property
     def plain(self) -> bool:
-        """Meets its guarantee on every record, non-vacuously."""
+        """Meets its guarantee unqualified: every record published, every value within its scope, non-vacuously.
+
+        Exactly a meets with no :meth:`qualifiers`: records left unpublished,
+        values outside the guarantee's scope (``outside``) or a vacuous
+        guarantee each make it a qualified meets, never a plain one (the
+        manifest's ``plain``, the green box on the pages, the CLI's
+        ``--require-guarantee``).
+        """
+        return self.outcome == MEETS and not self.unpublished and not self.outside and not self.vacuous
+
+    @property
+    def covers(self) -> bool:
+        """Meets its guarantee on every record it could publish, non-vacuously (``outside`` values allowed).
+
+        What a suggestion must reach (:func:`core.mechanisms.nearest`):
+        values outside the guarantee's scope come from the table and the
+        guarantee's own terms (a value more frequent than ρ₁), so no nearby
+        setting of the same guarantee removes them; the suggestion says so
+        (its ``outside``) instead of being withheld.
+        """
         return self.outcome == MEETS and not self.unpublished and not self.vacuous
 
     @property
@@ -219,37 +240,73 @@ class Verdict:
 
     @property
     def suggestion_plain(self) -> bool:
-        """The suggestion meets the guarantee on every record (False for one that meets on fewer records)."""
-        return bool(self.suggestion) and self.suggestion.get("plain", True) is not False
+        """The suggestion was verified to meet the guarantee plainly (no record unpublished, no value outside).
+
+        A suggestion dict carries ``"plain"`` (the verified release's
+        :attr:`plain`), ``"unpublished"`` and ``"outside"`` counts when
+        qualified; one without the mark (before issue 16) is plain.
+        """
+        s = self.suggestion
+        return bool(s) and bool(s.get("verified", True)) and s.get("plain", True) is not False
+
+    def _suggestion_scope(self) -> str:
+        """How far the verified suggestion meets the guarantee, as a clause (empty for a plain one)."""
+        s = self.suggestion or {}
+        u = s.get("unpublished")
+        if u:
+            return (f"on the {u['of'] - u['records']:,} records it publishes; {u['records']:,} of {u['of']:,} "
+                    "not published")
+        o = s.get("outside")
+        if o:
+            n = o.get("values", 0)
+            n = len(n) if isinstance(n, (list, tuple)) else int(n)
+            return (f"for the values within its scope; {n:,} value{'s' if n != 1 else ''} with "
+                    f"{int(o.get('records', 0)):,} records outside it, as now")
+        return ""
 
     def suggestion_meets(self) -> str:
         """How the suggested setting was verified to meet the guarantee (for its button); empty if unverified.
 
-        A suggestion that meets only on the records it publishes
-        (:func:`core.mechanisms.nearest`) says so, with the unpublished count.
+        A suggestion that meets only on the records it publishes, or only
+        for the values within the guarantee's scope, says so with the count.
         """
         s = self.suggestion
         if not s or not s.get("verified"):
             return ""
-        if self.suggestion_plain:
-            return "meets its guarantee"
-        u = s.get("unpublished") or {}
-        return (f"meets its guarantee on the {u['of'] - u['records']:,} records it publishes; "
-                f"{u['records']:,} of {u['of']:,} not published")
+        scope = self._suggestion_scope()
+        return "meets its guarantee" + (f" {scope}" if scope else "")
 
     def fix(self) -> str:
-        """The sentence offering the suggestion, worded by what it was verified to meet (empty without one)."""
+        """The sentence offering the suggestion, worded by what it was verified to do (empty without one).
+
+        For :data:`CANNOT_RUN` the suggestion is the mechanism's own idea of
+        what would make the table eligible; only when its release was
+        sanitized and checked (``verified``) is it said to meet the
+        guarantee, otherwise the sentence says it was not checked, or what
+        its release does not meet (``then``).
+        """
         if not self.suggestion:
             return ""
+        s = self.suggestion
         text = self.suggestion_text()
+        scope = self._suggestion_scope()
+        if self.outcome == CANNOT_RUN:
+            if s.get("verified"):
+                return f"What would work: {text} ({self.suggestion_meets()})."
+            if s.get("then"):
+                return (f"What would make it run: {text}; its release then: {s['then'].rstrip('.')} "
+                        "(no nearby setting found that also meets the guarantee).")
+            return f"What would make it run: {text} (not checked against the guarantee)."
         if self.outcome == MEETS:
-            return f"{text} meets it on every record."
-        if not self.suggestion_plain:
-            u = self.suggestion.get("unpublished") or {}
+            if s.get("unpublished"):
+                return f"{text} meets it {scope}."
+            return f"{text} meets it on every record" + (f" it publishes, {scope}." if scope else ".")
+        if s.get("unpublished"):
+            u = s["unpublished"]
             return (f"Nearest setting that meets it on the records it publishes: {text} "
                     f"({u['records']:,} of {u['of']:,} records not published; none found that meets it "
                     "on every record).")
-        return f"Nearest setting that meets it: {text}."
+        return f"Nearest setting that meets it: {text}" + (f" ({scope})." if scope else ".")
 
     def line(self) -> str:
         """One line for the CLI and logs: outcome, detail and the fix."""
@@ -258,10 +315,8 @@ class Verdict:
         if self.outcome == MEETS and not self.plain:
             head = "meets its guarantee, qualified"
         text = f"{self.mechanism}: {head}: {self.detail()}"
-        if self.suggestion and self.outcome != MEETS:
+        if self.suggestion:
             text += " " + self.fix()
-        elif self.suggestion:
-            text += f" {self.suggestion_text()} would meet it on every record."
         return text
 
     def to_dict(self, suggestion: bool = True) -> dict[str, Any]:
@@ -295,8 +350,7 @@ class Verdict:
         if self.outcome == CANNOT_RUN:
             text = self.reason
             if self.suggestion:
-                meets = self.suggestion_meets()
-                text += f" What would work: {self.suggestion_text()}" + (f" ({meets})." if meets else ".")
+                text += " " + self.fix()
         elif self.outcome == FAILS:
             text = self.detail()
             text += (" " + self.fix()) if self.suggestion else " No nearby setting meets it."
@@ -304,7 +358,7 @@ class Verdict:
             quals = self.qualifiers()
             text = ("Yes, " + "; ".join(quals) + ".") if quals else ("Yes: " + self.evidence())
             if self.suggestion:
-                text += f" {self.suggestion_text()} meets it on every record."
+                text += " " + self.fix()
         out[SHORT[self.outcome]] = text
         return out
 

@@ -35,10 +35,12 @@ def defaults(adult):
 
 
 def check_suggestion(data, name, raw, verdict, seed=1):
-    """A verified suggestion's setting really meets the guarantee plainly."""
+    """A verified suggestion's setting really meets the guarantee on every record, as plainly as it says."""
     assert verdict.suggestion and verdict.suggestion["verified"]
     again = mechanisms.verdict(data, name, {**raw, **verdict.suggestion["params"]}, seed=seed, suggest=False)
-    assert again.plain, again.line()
+    assert again.covers, again.line()
+    assert again.plain == verdict.suggestion_plain, again.line()
+    assert bool(again.outside) == bool(verdict.suggestion.get("outside"))
     return again
 
 
@@ -73,8 +75,10 @@ def test_verdict_type_is_consistent():
 @pytest.mark.slow
 def test_adult_defaults_outcomes(defaults):
     outcomes = {name: (v.outcome, v.plain) for name, v in defaults.items()}
+    # UP and SDR: (rho1, rho2)-privacy says nothing about Adult's values more frequent than rho1 = 1/13, so they
+    # meet it qualified (values outside its scope), never plainly
     assert outcomes == {
-        "uniform": ("meets", True), "reconstruction": ("meets", False), "sdr": ("meets", True),
+        "uniform": ("meets", False), "reconstruction": ("meets", False), "sdr": ("meets", False),
         "splu": ("fails", False), "bucketization": ("meets", False), "anatomy": ("meets", True),
         "ambiguity": ("meets", False), "dbr": ("meets", True), "priview": ("fails", False),
         "laplace": ("meets", True), "mondrian": ("fails", False),
@@ -160,11 +164,16 @@ def test_fix_wording_follows_what_the_suggestion_was_verified_to_meet():
     failing = G.judge("x", "g", {}, [G.failure("p ≤ 0.1", 0.5, 0.1, 1, 2, "groups")]).with_suggestion(fix)
     assert failing.fix() == ("Nearest setting that meets it on the records it publishes: k = 1 (3 of 10 records "
                              "not published; none found that meets it on every record).")
-    plain = failing.with_suggestion({**fix, "plain": True})
+    plain = failing.with_suggestion({**fix, "plain": True, "unpublished": None})
     assert plain.fix() == "Nearest setting that meets it: k = 1." and plain.suggestion_meets() == "meets its guarantee"
     old = failing.with_suggestion({k: v for k, v in fix.items() if k not in ("plain", "unpublished")})
     assert old.suggestion_plain  # suggestions without the mark are plain (every mechanism's before issue 16)
-    assert meets.with_suggestion({**fix, "plain": True}).fix() == "k = 1 meets it on every record."
+    outside = failing.with_suggestion({**fix, "plain": False, "unpublished": None,
+                                       "outside": {"values": 2, "records": 900}})
+    assert outside.fix() == ("Nearest setting that meets it: k = 1 (for the values within its scope; 2 values with "
+                             "900 records outside it, as now).")
+    assert not outside.suggestion_plain
+    assert meets.with_suggestion({**fix, "plain": True, "unpublished": None}).fix() == "k = 1 meets it on every record."
 
 
 @pytest.mark.slow
@@ -464,3 +473,47 @@ def test_priview_on_two_qis_where_the_exact_construction_places_nothing():
     v = mechanisms.verdict(data, "priview", {}, 1)
     assert v.outcome == "fails"
     assert v.suggestion is None or v.suggestion["params"] != {"construction": "exact"}
+
+
+# ------------------------------------------------------------------ what "plain" means (issue 13, closing note item 3)
+def test_a_verdict_with_outside_values_or_unpublished_records_is_never_plain():
+    """``plain`` is a meets with no qualifier: the manifest, the pages and --require-guarantee read it alike."""
+    outside = {"values": ["a"], "records": 7, "of": 10, "why": "for values with a share ≤ ρ₁ only"}
+    for kwargs in ({"outside": outside}, {"unpublished": {"records": 1, "of": 10, "by_value": {"a": 1}}},
+                   {"vacuous": "no open group"}):
+        v = G.judge("x", "g", {"p": 0.5}, **kwargs)
+        assert v.meets and not v.plain and v.qualifiers()
+        assert v.to_dict()["plain"] is False
+        assert "qualified" in v.line()
+    bare = G.judge("x", "g", {"p": 0.5})
+    assert bare.plain and bare.covers and not bare.qualifiers() and bare.to_dict()["plain"] is True
+    # covers: every record, non-vacuous (what a suggestion must reach); outside values allowed
+    assert G.judge("x", "g", {}, outside=outside).covers
+    assert not G.judge("x", "g", {}, unpublished={"records": 1, "of": 10, "by_value": {}}).covers
+
+
+def test_cannot_run_wording_claims_only_what_was_checked():
+    """An unverified what-would-work is never called 'the nearest setting that meets it'."""
+    base = G.cannot_run("x", "g", "Too few distinct values.")
+    unverified = base.with_suggestion({"params": {"l": 2}, "text": "ℓ = 2", "verified": False})
+    for text in (unverified.line(), unverified.cells()[G.SHORT[G.CANNOT_RUN]]):
+        assert "Nearest setting that meets it" not in text and "meets it" not in text
+        assert "What would make it run: ℓ = 2 (not checked against the guarantee)." in text
+    runs = base.with_suggestion({"params": {"l": 2}, "text": "ℓ = 2", "verified": False, "runs": True,
+                                 "then": "x: does not meet its guarantee: p fails."})
+    assert "its release then: x: does not meet its guarantee: p fails" in runs.line()
+    checked = base.with_suggestion({"params": {"l": 2}, "text": "ℓ = 2", "verified": True, "plain": True})
+    assert checked.line().endswith("What would work: ℓ = 2 (meets its guarantee).")
+
+
+@pytest.mark.slow
+def test_up_outside_values_make_require_guarantee_refuse(tmp_path):
+    """UP on Adult at its defaults meets (ρ₁, ρ₂)-privacy only for values rarer than ρ₁: not plain, exit 3."""
+    from core.cli import main
+
+    v = mechanisms.verdict(load_dataset("adult", "occupation", ["age", "sex"]), "uniform", {}, seed=1)
+    assert v.meets and v.outside and not v.plain and v.suggestion is None  # no search for scope alone
+    out = tmp_path / "up.csv"
+    code = main(["sanitize", "adult", "--sensitive", "occupation", "--qi", "age", "sex", "--mechanism", "uniform",
+                 "--seed", "1", "--out", str(out), "--require-guarantee"])
+    assert code == G.EXIT_NOT_MET and not out.exists()

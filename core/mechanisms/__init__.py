@@ -155,20 +155,25 @@ def verdict(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None,
     v = rel.verdict
     if v is None:
         raise NotImplementedError(f"{mech.name} declares no guarantee")
-    if suggest and not v.plain:
+    # values outside the guarantee's scope alone do not start a search: they come with the guarantee's terms
+    if suggest and (v.outcome == _g.FAILS or (v.meets and not v.covers)):
         v = v.with_suggestion(nearest(data, mechanism, values, rel.seed, v))
     return v
 
 
 def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
             current: "_g.Verdict") -> dict[str, Any] | None:
-    """The first of the mechanism's candidate settings whose release meets its guarantee plainly.
+    """The first of the mechanism's candidate settings whose release meets its guarantee on every record.
 
     Candidates come from :meth:`Mechanism.nearest`, nearest first; each is
     resolved, checked and sanitized with the same ``seed`` and kept only if
-    its verdict is a plain meets, so a suggestion is never a guess.  At most
-    :data:`MAX_TRIES` settings are sanitized.  Returns
-    ``{"params": changes, "text": ..., "verified": True, "figures": ...}`` or None.
+    its verdict meets on every record, non-vacuously
+    (:attr:`core.guarantee.Verdict.covers`), so a suggestion is never a
+    guess.  At most :data:`MAX_TRIES` settings are sanitized.  Returns
+    ``{"params": changes, "text": ..., "verified": True, "plain": bool,
+    "figures": ...}`` (with ``"outside": {"values": n, "records": r}`` when
+    values stay outside the guarantee's scope, as they do at any setting of
+    (ρ₁, ρ₂)-privacy for a value more frequent than ρ₁) or None.
 
     When ``current`` fails its guarantee and no candidate meets it plainly,
     the first candidate whose release meets it on the records it publishes
@@ -199,9 +204,9 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
             got = sanitize(data, mechanism, new, seed).verdict
         except WorkbenchError:
             continue
-        if got.plain:
+        if got.covers:
             return {"params": dict(change), "text": describe(mechanism, change), "verified": True,
-                    "figures": dict(got.figures)}
+                    **_how_far(got), "figures": dict(got.figures)}
         if (qualified is None and current.outcome == _g.FAILS and got.meets and got.unpublished
                 and not got.vacuous):
             u = got.unpublished
@@ -209,6 +214,14 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
                          "plain": False, "unpublished": {"records": int(u["records"]), "of": int(u["of"])},
                          "figures": dict(got.figures)}
     return qualified
+
+
+def _how_far(got: "_g.Verdict") -> dict[str, Any]:
+    """A verified suggestion's marks: ``plain`` (:attr:`Verdict.plain`) and, if any, its ``outside`` counts."""
+    out: dict[str, Any] = {"plain": got.plain}
+    if got.outside:
+        out["outside"] = {"values": len(got.outside.get("values", ())), "records": int(got.outside.get("records", 0))}
+    return out
 
 
 def _what_would_work(data: Dataset, mech: Mechanism, values: Mapping[str, Any], fix: dict, seed: int) -> dict:
@@ -227,8 +240,8 @@ def _what_would_work(data: Dataset, mech: Mechanism, values: Mapping[str, Any], 
     got = sanitize(data, mech.name, new, seed).verdict
     if got is None:
         return out
-    if got.plain:
-        return {**out, "verified": True, "figures": dict(got.figures)}
+    if got.covers:
+        return {**out, "verified": True, **_how_far(got), "figures": dict(got.figures)}
     more = nearest(data, mech.name, new, seed, got)
     if more:
         both = {**fix, **more["params"]}
