@@ -241,8 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
     p.add_argument("--require-guarantee", action="store_true",
                    help="write nothing and exit with status 3 (one line on stderr: what fails and the nearest "
-                        "setting that meets it) unless the release meets its mechanism's own guarantee on every "
-                        "record, non-vacuously")
+                        "setting that meets it) unless the release meets its mechanism's own guarantee plainly: on "
+                        "every record, for every value (none outside its scope), non-vacuously")
 
     p = sub.add_parser("evaluate", help="mean relative error of a count-query workload, by band",
                        epilog=_workload_help() + "\n\n" + _mechanism_help(),
