@@ -318,9 +318,10 @@ def band_errors(bands: Sequence[str], errors: Mapping[str, Sequence[float | None
     fig = go.Figure()
     for i, (name, values) in enumerate(errors.items()):
         y = np.array([np.nan if v is None else float(v) for v in values])
+        shown = user_text(name)  # a pin's name is user text: shown as typed, never as markup
         fig.add_trace(go.Bar(
-            x=list(bands), y=y, name=name, marker_color=mechanism_colour(name) or PALETTE[i % len(PALETTE)],
-            hovertemplate=f"{name}<br>%{{x}}: mean relative error %{{y:.3g}}<extra></extra>",
+            x=list(bands), y=y, name=shown, marker_color=mechanism_colour(name) or PALETTE[i % len(PALETTE)],
+            hovertemplate=f"{shown}<br>%{{x}}: mean relative error %{{y:.3g}}<extra></extra>",
         ))
     fig.update_layout(barmode="group")
     fig.update_xaxes(type="category")

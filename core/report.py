@@ -1,15 +1,28 @@
 """A self-contained HTML report for a review meeting.
 
-One file, opened offline in any browser: the table summary, the chosen
-mechanism with its parameters and manifest, the analytical curves that
-mechanism relies on, the query error beside the compared mechanisms, and
-the risk-utility map.  Figures are plotly figures with plotly.js embedded
-once (its offline bundle); no external script, font or stylesheet.
+One file, opened offline in any browser: the table summary, the pinned
+settings of the decision side by side, the chosen mechanism with its
+parameters and manifest, the analytical curves that mechanism relies on,
+the query error beside the compared mechanisms, and the risk-utility map.
+No external script, font or stylesheet.
+
+Size (issue 13): plotly.js is 4.8 MB of the 4.9 MB a report used to weigh.
+It is now embedded once, gzip-compressed and base64-encoded (about
+1.9 MB), and unpacked by the browser's own ``DecompressionStream``
+(Chrome 80, Firefox 113, Safari 16.4 and later); every figure is a JSON
+block drawn by one loader at the end of the page, so the page's text and
+tables show at once and the figures follow.  A browser without
+``DecompressionStream`` shows one sentence where each figure would be.
+The estimate scatter is thinned to :data:`SCATTER_POINTS` dots, evenly
+along the queries (its caption says so).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
+import functools
+import gzip
 import html
 import json
 from typing import Any, Callable, Mapping, Sequence
@@ -49,15 +62,43 @@ thead{display:table-header-group}td,th{overflow-wrap:break-word}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.75em}
 .modebar,.modebar-container{display:none!important}
 }
+.plot{width:100%}.plot .nojs{color:#555;font-style:italic}
 """
+
+#: the workload every pin is measured on, here and on the Compare page: the Query error page's default
+#: (seed 000's generator), fixed so the pins of one table stay comparable from page to report
+PIN_WORKLOAD = {"queries": 2000, "max_attrs": 3, "seed": 1}
+
+#: dots drawn at most in the report's estimate scatter (thinned evenly; the Query error page draws them all)
+SCATTER_POINTS = 600
 
 
 def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
+def _cell(value: Any) -> Any:
+    """A table cell as text: whole numbers as integers (14, not 14.000000), other reals to 4 significant digits."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if not np.isfinite(v):
+            return "–" if np.isnan(v) else ("∞" if v > 0 else "−∞")
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return _fmt(v)
+    return value
+
+
 def _table(frame: pd.DataFrame) -> str:
     # long cells wrap (CSS); a table still wider than the page scrolls in its own box, the page never does
+    # every cell is text first: pandas printed a float column's 14.0 as 14.000000
+    frame = frame.astype(object).map(_cell) if len(frame) else frame
     table = frame.to_html(index=False, escape=True, border=0, na_rep="–")
     return f'<div class="wide">{table}</div>'
 
@@ -73,20 +114,85 @@ class _Sections:
         return f"<h2>{self.number}. {_e(title)}</h2>"
 
 
+@functools.lru_cache(maxsize=1)
+def _plotly_packed() -> str:
+    """plotly.js (the offline bundle of the installed plotly) gzip-compressed and base64-encoded, once per process.
+
+    ``mtime=0`` keeps the bytes the same from run to run.
+    """
+    from plotly.offline import get_plotlyjs
+
+    return base64.b64encode(gzip.compress(get_plotlyjs().encode("utf-8"), 9, mtime=0)).decode("ascii")
+
+
+_LOADER = """
+(function(){
+  var plots=document.querySelectorAll('.plot');
+  function say(text){plots.forEach(function(el){el.innerHTML='<p class="nojs">'+text+'</p>';});}
+  if(!window.DecompressionStream){say('This browser cannot unpack the figures (it lacks DecompressionStream: '
+    +'use Chrome 80, Firefox 113, Safari 16.4 or later). The tables carry every number.');return;}
+  var packed=document.getElementById('plotlyjs-gz').textContent, raw=atob(packed), bytes=new Uint8Array(raw.length);
+  for(var i=0;i<raw.length;i++){bytes[i]=raw.charCodeAt(i);}
+  new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'))).text().then(function(code){
+    window.PlotlyConfig={MathJaxConfig:'local'};
+    var s=document.createElement('script');s.text=code;document.head.appendChild(s);
+    var chain=Promise.resolve();
+    plots.forEach(function(el){chain=chain.then(function(){
+      var fig=JSON.parse(document.getElementById(el.id+'-data').textContent);
+      return Plotly.newPlot(el,fig.data,fig.layout,{displaylogo:false,responsive:true});});});
+    return chain;
+  }).then(function(){document.body.setAttribute('data-figures','drawn');},
+          function(err){say('The figures could not be drawn ('+err+'). The tables carry every number.');});
+})();
+"""
+
+
 class _Figures:
-    """Embeds plotly.js with the first figure only."""
+    """Each figure as a JSON block and an empty box; :meth:`scripts` adds plotly.js once and the loader."""
 
     def __init__(self):
-        self.first = True
+        self.specs: list[str] = []
 
     def __call__(self, fig, caption: str) -> str:
-        out = fig.to_html(full_html=False, include_plotlyjs=self.first, config={"displaylogo": False})
-        self.first = False
-        return f'<div class="fig">{out}</div><p class="cap">{_e(caption)}</p>'
+        i = len(self.specs)
+        # "<" only occurs inside JSON strings, where \u003c is the same character: no "</script>" can close the block
+        self.specs.append(fig.to_json().replace("<", "\\u003c"))
+        height = int(fig.layout.height or 450)
+        return (f'<div class="fig"><div class="plot" id="fig{i}" style="min-height:{height}px"></div></div>'
+                f'<p class="cap">{_e(caption)}</p>')
+
+    def scripts(self) -> str:
+        if not self.specs:
+            return ""
+        blocks = "".join(f'<script type="application/json" id="fig{i}-data">{spec}</script>'
+                         for i, spec in enumerate(self.specs))
+        return (f'{blocks}<script type="application/octet-stream" id="plotlyjs-gz">{_plotly_packed()}</script>'
+                f"<script>{_LOADER}</script>")
+
+
+def _rounded(value: Any) -> Any:
+    """A JSON-ready value with whole reals as integers and other reals to 4 significant digits, at any depth."""
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e15:
+            return int(value)
+        return float(f"{value:.4g}") if np.isfinite(value) else value
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
+
+
+def _compact(value: Any, limit: int | None = None) -> str:
+    """A dict or list figure on one line (rounded as :func:`_rounded`), clipped to ``limit`` characters."""
+    text = json.dumps(_rounded(jsonable(value)), ensure_ascii=False)
+    return text if limit is None or len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _kv(mapping: Mapping[str, Any]) -> str:
-    rows = [{"item": k, "value": json.dumps(jsonable(v), ensure_ascii=False) if isinstance(v, (dict, list)) else v}
+    rows = [{"item": k, "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
             for k, v in mapping.items()]
     return _table(pd.DataFrame(rows)) if rows else "<p>none</p>"
 
@@ -131,6 +237,11 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
 
     if decision:
         parts.append(section("Decision") + decision_html(decision, pins))
+    if pins:
+        say(0.02, "Sanitizing the pinned settings")
+        chosen_pin = str((decision or {}).get("chosen") or "")
+        parts.append(section("The pinned settings side by side")
+                     + pins_html(data, pins, chosen_pin, fig))
 
     # ---------------------------------------------------------------- table
     say(0.05, "Table summary")
@@ -228,9 +339,14 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
                          "'setting' column, matched as its 'how matched' column says."))
         if chosen_eval is not None:
             ev = chosen_eval
+            drawn = int(np.count_nonzero(np.asarray(ev.true) > 0))
+            thinned = (f" {SCATTER_POINTS:,} of the {drawn:,} queries with a true count above 0 are drawn, "
+                       "taken evenly along the workload (every band keeps its share); the table above "
+                       "averages all of them." if drawn > SCATTER_POINTS else "")
             parts.append(fig(figures.estimate_scatter(ev.true, ev.estimates, workload.band_of(), band_names,
-                                                      title=f"{mech.title}: estimated vs true count"),
-                             "Each dot is a query; dots on the dashed line are answered exactly."))
+                                                      title=f"{mech.title}: estimated vs true count",
+                                                      max_points=SCATTER_POINTS),
+                             "Each dot is a query; dots on the dashed line are answered exactly." + thinned))
 
     # ---------------------------------------------------------------- map
     parts.append(section("Risk against utility"))
@@ -271,11 +387,20 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     for s in not_eligible:
         parts.append(f"<p class='warn'>Not eligible: {_e(s)}</p>")
     parts.append(f"<h2>Reproduce</h2><pre>{_e(release.reproduce_command())}</pre>")
+    parts.append(fig.scripts())
     say(1.0, "done")
     body = "\n".join(parts)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(mech.title)} on {_e(data.name)}: privacy-utility report</title>"
             f"<style>{_CSS}</style></head><body>{body}</body></html>")
+
+
+def figure_specs(report: str) -> list[dict[str, Any]]:
+    """The plotly figures a report embeds (``data`` and ``layout``), in page order: for tests and tools."""
+    import re
+
+    return [json.loads(m) for m in re.findall(r'<script type="application/json" id="fig\d+-data">(.*?)</script>',
+                                              report, flags=re.S)]
 
 
 def verdict_html(verdict) -> str:
@@ -325,6 +450,152 @@ def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]]
     sign = "".join(f"<tr><td>{_e(r)}</td><td></td><td></td></tr>" for r in (reviewers or ["", ""]))
     out.append(f"<table class='sign'><thead><tr><th>reviewer</th><th>signature</th><th>date</th></tr></thead>"
                f"<tbody>{sign}</tbody></table>")
+    return "\n".join(out)
+
+
+def _privacy_items(privacy: Mapping[str, Any]) -> dict[str, str]:
+    """A release's privacy figures as ``{item: text}``; a dict of figures gives one item each, longer ones a clip."""
+    from .guarantee import _name
+
+    out: dict[str, str] = {}
+    def text(value: Any) -> str:
+        if isinstance(value, (Mapping, list, tuple, np.ndarray)):
+            return _compact(value, 80)
+        return str(_cell(value))
+
+    for key, value in privacy.items():
+        if isinstance(value, Mapping):
+            for sub, v in value.items():
+                out[f"{_name(str(key))} · {_name(str(sub))}"] = text(v)
+        else:
+            out[_name(str(key))] = text(value)
+    return out
+
+
+def pin_results(data: Dataset, pins: Sequence[Mapping[str, Any]], workload: Workload) -> list[dict[str, Any]]:
+    """Every pin sanitized at exactly its setting and measured on one workload: the like-for-like comparison.
+
+    Each pin (:meth:`core.session.Pin.to_json`) runs with its own
+    mechanism, parameters and release seed (the setting is what is
+    compared, so it is not re-matched), on the same table and answers the
+    same queries of ``workload`` (one generator, size and seed for all).
+
+    Returns
+    -------
+    list of dict
+        Per pin: ``name``, ``title``, ``setting``, ``seed``, ``verdict``
+        (:class:`core.guarantee.Verdict`, without a suggestion), and when it
+        runs ``records`` (records published), ``rows`` (rows published),
+        ``privacy`` (item -> text) and ``errors`` (mean relative error per
+        band, None for a band with no query); or ``problem`` (one sentence)
+        when it cannot run.
+    """
+    out = []
+    for pin in pins:
+        name = str(pin.get("name", ""))
+        mech = mechanisms.MECHANISMS.get(str(pin.get("mechanism")))
+        row: dict[str, Any] = {"name": name, "title": mech.title if mech else str(pin.get("mechanism")),
+                               "seed": int(pin.get("seed", 1)), "verdict": None}
+        raw = {k: v for k, v in (pin.get("params") or {}).items() if v is not None}
+        row["setting"] = _setting(raw)
+        if mech is None:
+            row["problem"] = f"this workbench has no mechanism named '{pin.get('mechanism')}'"
+            out.append(row)
+            continue
+        try:
+            v = mechanisms.verdict(data, mech.name, raw, row["seed"], suggest=False)
+            row["verdict"] = v
+            if not v.runs:
+                row["problem"] = v.reason
+                out.append(row)
+                continue
+            release = mechanisms.sanitize(data, mech.name, raw, row["seed"])
+            row["verdict"] = v = mechanisms.judge(data, release, suggest=False)
+            ev = evaluate_release(release, workload)
+        except WorkbenchError as exc:
+            row["problem"] = str(exc)
+            out.append(row)
+            continue
+        row["setting"] = _setting({p.name: release.params.get(p.name) for p in mech.params})
+        row["rows"] = int(release.rows_out)
+        unpublished = int((v.unpublished or {}).get("records", 0))
+        row["records"] = data.n - unpublished
+        row["privacy"] = _privacy_items(release.privacy)
+        row["errors"] = [b["mean_relative_error"] for b in ev.bands()]
+        out.append(row)
+    return out
+
+
+def _verdict_cell(v) -> str:
+    if v is None:
+        return "–"
+    head = v.label + (", qualified" if v.meets and not v.plain else "")
+    return f"{head}: {v.detail()}"
+
+
+def pins_html(data: Dataset, pins: Sequence[Mapping[str, Any]], chosen: str = "", fig: Callable | None = None,
+              workload: Workload | None = None) -> str:
+    """The decision's pins side by side (chosen first): verdict, records published, privacy figures, error by band.
+
+    Like for like, and said so in the caption: one table, one workload
+    (:data:`PIN_WORKLOAD`, the Compare page's), each pin at exactly its
+    pinned parameters and release seed.  Pins whose release seeds differ
+    are flagged: the seed is part of the setting compared.
+    """
+    if workload is None:
+        workload = seed000(data, **PIN_WORKLOAD)
+    ordered = sorted(pins, key=lambda p: str(p.get("name")) != chosen) if chosen else list(pins)
+    results = pin_results(data, ordered, workload)
+    band_names = [b.name for b in workload.bands]
+    counts = [int(m.sum()) for m in workload.membership]
+    heads = [f"{r['name']} (chosen)" if chosen and r["name"] == chosen else
+             (f"{r['name']} (alternative)" if chosen else r["name"]) for r in results]
+    rows: dict[str, dict[str, str]] = {}
+
+    def put(item: str, head: str, value: Any) -> None:
+        rows.setdefault(item, {})[head] = str(value)
+
+    for head, r in zip(heads, results):
+        put("mechanism", head, r["title"])
+        put("parameters", head, r["setting"])
+        put("release seed", head, r["seed"])
+        put("verdict", head, _verdict_cell(r["verdict"]) if "problem" not in r or r["verdict"] is not None
+            else f"cannot run: {r['problem']}")
+    for head, r in zip(heads, results):
+        if "errors" not in r:
+            continue
+        put("records published", head, f"{r['records']:,} of {data.n:,}")
+        put("rows published", head, f"{r['rows']:,}")
+        for band, q, err in zip(band_names, counts, r["errors"]):
+            put(f"query error · {band} ({q:,} queries)", head, "–" if err is None else _fmt(err, 3))
+    for head, r in zip(heads, results):
+        for item, text in (r.get("privacy") or {}).items():
+            put(f"privacy · {item}", head, text)
+    frame = pd.DataFrame([{"": item, **{h: values.get(h, "–") for h in heads}} for item, values in rows.items()])
+    seeds = sorted({r["seed"] for r in results})
+    seed_note = ("" if len(seeds) == 1 else
+                 f" The pins carry different release seeds ({', '.join(map(str, seeds))}): each is the release its "
+                 "pin names, so part of a difference may be the random draw, not the parameters.")
+    out = [f"<p class='cap'>Like for like: every pin is sanitized at exactly its pinned parameters and release "
+           f"seed on this table ({_e(data.name)}, content hash {_e(data.content_hash)}), and answers the same "
+           f"{len(workload):,} count queries (seed 000's generator, at most {PIN_WORKLOAD['max_attrs']} QI "
+           f"attributes per query, workload seed {PIN_WORKLOAD['seed']}: the Compare page's). Query error is the "
+           "mean relative error |estimate − true| / true per band; privacy figures are measured on each release; "
+           "'–': that release does not report the figure, or the setting cannot run." + _e(seed_note) + "</p>",
+           _table(frame)]
+    for r in results:
+        v = r["verdict"]
+        if "problem" in r:
+            out.append(f"<p class='warn'>{_e(r['name'])} cannot run on this table: {_e(r['problem'])}</p>")
+        elif v is not None and v.outcome == "fails":
+            out.append(f"<p class='warn'>{_e(r['name'])} runs but does not meet its guarantee: "
+                       f"{_e(v.detail())}</p>")
+    ran = {r["name"]: r["errors"] for r in results if "errors" in r}
+    if ran and fig is not None:
+        out.append(fig(figures.band_errors(band_names, ran),
+                       "The pinned settings' mean relative error per band on the same queries (log scale): high "
+                       "on the small-count band protects individuals, low on the selectivity bands keeps large "
+                       "counts useful."))
     return "\n".join(out)
 
 

@@ -10,7 +10,7 @@ import streamlit as st
 from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
-from core.report import build as build_report
+from core.report import PIN_WORKLOAD, build as build_report
 from core.session import SessionError, make_decision
 from pages import ui
 from pages.ui import cached, state
@@ -38,8 +38,9 @@ if not pins:
     st.page_link("pages/1_Sanitize.py", label="Go to the Sanitize page", icon=":material/science:")
     st.stop()
 
-#: the workload every pin is measured on (the Query error page's default, fixed so pins stay comparable)
-WORKLOAD = {"queries": 2000, "max_attrs": 3, "seed": 1}
+#: the workload every pin is measured on (the Query error page's default, fixed so pins stay comparable); the
+#: report's side-by-side of the pins uses the same one, so its numbers are these
+WORKLOAD = dict(PIN_WORKLOAD)
 wl_items = cached.items(WORKLOAD)
 workload = cached.workload(data, data.key, "seed000", wl_items)
 bands = [b.name for b in workload.bands]

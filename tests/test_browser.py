@@ -188,7 +188,7 @@ def test_tradeoffs_map_point_details_and_offline_report(server, browser, tmp_pat
     try:
         offline = context.new_page()
         offline.goto(report.as_uri())
-        expected = html.count('class="plotly-graph-div"')
+        expected = html.count('class="plot"')
         assert expected >= 3
         drawn = _wait_for(lambda: offline.evaluate(
             "() => [...document.querySelectorAll('.js-plotly-plot')]"

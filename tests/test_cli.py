@@ -143,7 +143,7 @@ def test_tradeoff_recommend_and_report(tmp_path):
     ok("report", "toy-splu", "--sensitive", "disease", "--mechanism", "uniform", "--param", "p=0.5",
        "--mechanisms", "laplace", "--queries", "40", "--out", out)
     text = out.read_text()
-    assert "<script src" not in text and "manifest" in text.lower() and text.count("plotly-graph-div") >= 4
+    assert "<script src" not in text and "manifest" in text.lower() and text.count('class="plot"') >= 4
 
 
 # ------------------------------------------------------------------ flags: repeated, once, odd names (issue 12 items 1, 3, 4, 9)

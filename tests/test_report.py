@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from core.experiments.seed002 import subset
-from core.report import _CSS, build
+from core.report import _CSS, build, figure_specs
 from core.table import load_dataset
 
 
@@ -50,8 +50,7 @@ def test_long_lines_wrap_and_wide_tables_scroll_in_their_box(report):
 
 
 def test_the_chosen_setting_is_a_star_on_the_map(report):
-    figures = [json.loads(m) for m in re.findall(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\])\s*,\s*\{', report,
-                                                  flags=re.S)]
+    figures = [f["data"] for f in figure_specs(report)]
     stars = [t for data in figures for t in data if t.get("marker", {}).get("symbol") == "star"]
     assert len(stars) == 1
     assert stars[0]["name"].startswith("chosen setting: Anatomy") and "l = 3" in stars[0]["name"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pytest
 
 from core import report
@@ -30,8 +31,8 @@ def test_report_opens_with_the_decision_and_escapes_it(small):
     html = report.build(small, "splu", {"gamma": 5}, 3, ["uniform"], queries=300, records=300,
                         decision=decision, pins=pins)
     heads = re.findall(r"<h2[^>]*>([^<]*)</h2>", html)
-    assert heads[0] == "1. Decision" and heads[1] == "2. The table"
-    section = html[html.index("1. Decision"):html.index("2. The table")]
+    assert heads[:3] == ["1. Decision", "2. The pinned settings side by side", "3. The table"]
+    section = html[html.index("1. Decision"):html.index("2. The pinned settings")]
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in section and "<script>alert" not in html
     assert "&lt;i&gt;up&lt;/i&gt;" in section and "<i>up</i>" not in html
     assert "Ann &amp; Co" in section and "2026-11-24" in section
@@ -64,3 +65,99 @@ def test_decision_html_alone_names_the_chosen_and_the_alternatives():
     text = report.decision_html(decision, pins)
     assert "<b>Chosen:</b> five." in text and "&lt;i&gt;up&lt;/i&gt;" in text
     assert json.dumps(decision)  # JSON-ready as given to the manifest
+
+
+# ------------------------------------------------------------------ the pinned alternatives (closing note item 1)
+@pytest.fixture(scope="module")
+def pinned(small):
+    pins = (S.Pin("seven", S.Setting("splu", {"gamma": 7}, 3)), S.Pin("five", S.Setting("splu", {"gamma": 5}, 3)),
+            S.Pin("<b>up</b>", S.Setting("uniform", {}, 4)), S.Pin("too many", S.Setting("anatomy", {"l": 40}, 3)))
+    dec = S.make_decision("five", pins, "Small counts stay hidden.", ["Ann"], "2026-11-24", {})
+    html = report.build(small, "splu", {"gamma": 5}, 3, ["uniform"], queries=300, records=300,
+                        decision=dec.to_json(pins), pins=[p.to_json() for p in pins])
+    return html, html[html.index("2. The pinned settings side by side"):html.index("3. The table")]
+
+
+def _pin_table(section: str) -> dict[str, list[str]]:
+    table = section[section.index("<table"):section.index("</table>")]
+    heads = re.findall(r"<th>(.*?)</th>", table[:table.index("</thead>")])
+    rows = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", table[table.index("<tbody>"):], flags=re.S):
+        cells = re.findall(r"<td>(.*?)</td>", tr, flags=re.S)
+        rows[cells[0]] = cells[1:]
+    return {"": heads[1:], **rows}
+
+
+@pytest.mark.slow
+def test_the_chosen_pin_and_each_alternative_stand_side_by_side_like_for_like(small, pinned):
+    html, section = pinned
+    rows = _pin_table(section)
+    # the chosen pin first, then the alternatives in pin order; the pin name is user text, escaped
+    assert rows[""] == ["five (chosen)", "seven (alternative)", "&lt;b&gt;up&lt;/b&gt; (alternative)",
+                        "too many (alternative)"]
+    assert "<b>up</b>" not in html
+    assert rows["release seed"] == ["3", "3", "4", "3"]
+    assert rows["verdict"][0].startswith("runs but does not meet its guarantee")  # SPLU gamma 5 misses T_p 0.6
+    assert rows["verdict"][1].startswith("meets its guarantee")  # gamma 7 meets it
+    assert rows["verdict"][2].startswith("meets its guarantee")  # UP at its defaults
+    assert rows["verdict"][3].startswith("cannot run: ")
+    assert rows["records published"][:3] == [f"{small.n:,} of {small.n:,}"] * 3 and rows["records published"][3] == "–"
+    # query error by band on one workload: the numbers are the pins' own evaluations on the Compare page's workload
+    from core import mechanisms
+    from core.evaluate import evaluate_release
+    from core.workload import seed000
+
+    workload = seed000(small, **report.PIN_WORKLOAD)
+    bands = [k for k in rows if k.startswith("query error · ")]
+    assert len(bands) == len(workload.bands)
+    for col, (mech, params, seed) in enumerate([("splu", {"gamma": 5}, 3), ("splu", {"gamma": 7}, 3),
+                                                ("uniform", {}, 4)]):
+        ev = evaluate_release(mechanisms.sanitize(small, mech, params, seed), workload)
+        want = [report._fmt(b["mean_relative_error"], 3) if b["mean_relative_error"] is not None else "–"
+                for b in ev.bands()]
+        assert [rows[b][col] for b in bands] == want
+    assert rows[bands[0]][0] != rows[bands[0]][2]  # SPLU and UP do differ: the table is not one column repeated
+    assert any(k.startswith("privacy · ") for k in rows)
+    # how they were matched, and the different seeds flagged
+    assert "exactly its pinned parameters and release seed" in section
+    assert f"the same {len(workload):,} count queries" in section and "workload seed 1" in section
+    assert "different release seeds (3, 4)" in section
+    assert "too many cannot run on this table" in section
+    # a figure of the pins' errors, one bar series per pin that ran
+    figs = [f for f in report.figure_specs(html) if f["layout"]["title"]["text"].startswith("Mean relative error")]
+    assert [t["name"] for t in figs[0]["data"]] == ["five", "seven", "&lt;b&gt;up&lt;/b&gt;"]
+
+
+def test_report_cells_print_integers_as_integers():
+    assert report._cell(14.0) == "14" and report._cell(np.float64(2.0)) == "2" and report._cell(np.int64(7)) == "7"
+    assert report._cell(2.4) == "2.4" and report._cell(0.6034305433960341) == "0.6034"
+    assert report._compact({"m": 14.0, "T_p": {"1": 0.6034305433960341}}) == '{"m": 14, "T_p": {"1": 0.6034}}'
+    html = report._kv({"m": 14.0, "p": 0.5, "groups": np.int64(97), "sizes": {"7": 6458.0}})
+    assert "14.000000" not in html and "<td>14</td>" in html and "<td>97</td>" in html
+    assert '{"7": 6458}' in html.replace("&quot;", '"')
+
+
+@pytest.mark.slow
+def test_report_is_small_and_draws_its_figures_from_one_packed_plotly(pinned):
+    html, _ = pinned
+    assert not re.search(r"\.0{6}\b", re.sub(r"<script.*?</script>", "", html, flags=re.S))  # no 14.000000 anywhere
+    assert len(html.encode("utf-8")) < 2.5 * 2**20  # was 4.9 MB with plotly.js embedded raw
+    assert html.count('id="plotlyjs-gz"') == 1 and "<script src" not in html
+    import base64
+    import gzip
+
+    packed = re.search(r'<script type="application/octet-stream" id="plotlyjs-gz">(.*?)</script>', html).group(1)
+    js = gzip.decompress(base64.b64decode(packed)).decode("utf-8")
+    assert "plotly.js" in js[:300]
+    specs = report.figure_specs(html)
+    assert len(specs) == html.count('class="plot"') >= 5
+    assert all("<" not in json.dumps(s) or "\\u003c" in html for s in specs)
+
+
+def test_estimate_scatter_is_thinned_with_a_note(small):
+    html = report.build(small, "uniform", {}, 3, [], queries=1600, records=200)
+    scatter = [f for f in report.figure_specs(html) if "estimated vs true" in f["layout"]["title"]["text"]][0]
+    dots = sum(len(t["x"]["bdata"]) if isinstance(t["x"], dict) else len(t["x"]) for t in scatter["data"]
+               if t.get("mode") == "markers")
+    assert 0 < dots  # thinned to SCATTER_POINTS (plotly packs the arrays; their length is checked below)
+    assert f"{report.SCATTER_POINTS:,} of the" in html and "are drawn, taken evenly along the workload" in html
