@@ -154,10 +154,18 @@ def test_report_is_small_and_draws_its_figures_from_one_packed_plotly(pinned):
     assert all("<" not in json.dumps(s) or "\\u003c" in html for s in specs)
 
 
+@pytest.mark.slow
 def test_estimate_scatter_is_thinned_with_a_note(small):
+    import base64
+
     html = report.build(small, "uniform", {}, 3, [], queries=1600, records=200)
     scatter = [f for f in report.figure_specs(html) if "estimated vs true" in f["layout"]["title"]["text"]][0]
-    dots = sum(len(t["x"]["bdata"]) if isinstance(t["x"], dict) else len(t["x"]) for t in scatter["data"]
-               if t.get("mode") == "markers")
-    assert 0 < dots  # thinned to SCATTER_POINTS (plotly packs the arrays; their length is checked below)
+
+    def length(x):  # plotly packs numeric arrays as {"dtype", "bdata"}
+        if isinstance(x, dict):
+            return len(np.frombuffer(base64.b64decode(x["bdata"]), dtype=np.dtype(x["dtype"])))
+        return len(x)
+
+    dots = sum(length(t["x"]) for t in scatter["data"] if t.get("mode") == "markers")
+    assert dots == report.SCATTER_POINTS
     assert f"{report.SCATTER_POINTS:,} of the" in html and "are drawn, taken evenly along the workload" in html
