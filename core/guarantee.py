@@ -261,7 +261,7 @@ class Verdict:
             n = o.get("values", 0)
             n = len(n) if isinstance(n, (list, tuple)) else int(n)
             return (f"for the values within its scope; {n:,} value{'s' if n != 1 else ''} with "
-                    f"{int(o.get('records', 0)):,} records outside it, as now")
+                    f"{int(o.get('records', 0)):,} records outside it")
         return ""
 
     def suggestion_meets(self) -> str:

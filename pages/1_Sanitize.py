@@ -150,7 +150,7 @@ head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.
 fix = ""
 if verdict.suggestion:
     fix = f" {md(verdict.fix())}"
-elif not verdict.plain:
+elif not verdict.covers:  # values outside the guarantee's scope alone are its terms: no setting is searched for
     fix = " No nearby setting was found that meets it."
 box(f"**{head}:** {md(verdict.detail())}{fix}"
     + "".join(f"  \n{md(text)}" for text in verdict.explains))  # the release's notes that say why, once

@@ -171,7 +171,7 @@ def test_fix_wording_follows_what_the_suggestion_was_verified_to_meet():
     outside = failing.with_suggestion({**fix, "plain": False, "unpublished": None,
                                        "outside": {"values": 2, "records": 900}})
     assert outside.fix() == ("Nearest setting that meets it: k = 1 (for the values within its scope; 2 values with "
-                             "900 records outside it, as now).")
+                             "900 records outside it).")
     assert not outside.suggestion_plain
     assert meets.with_suggestion({**fix, "plain": True, "unpublished": None}).fix() == "k = 1 meets it on every record."
 
