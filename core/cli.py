@@ -184,6 +184,23 @@ QI_HELP = ("QI / non-sensitive columns, repeatable: --qi age --qi sex, --qi age,
            "as --qi=-name")
 
 
+def _rows(text: str) -> int:
+    """argparse type of ``generate --rows``: a whole number, ``_`` or ``,`` allowed as thousands separators."""
+    digits = text.strip().replace("_", "").replace(",", "")
+    if not digits.isdigit() or int(digits) < 1:
+        raise argparse.ArgumentTypeError(f"--rows must be a whole number of rows, at least 1. Got '{clip(text)}'.")
+    return int(digits)
+
+
+def cmd_generate(args) -> dict[str, Any]:
+    from .data.generate import generate
+
+    out = generate(args.generator, args.rows, args.out, args.seed)
+    out["_text"] = (f"wrote {out['rows']:,} rows to {args.out} ({len(out['files'])} parts) in "
+                    f"{out['seconds']:.1f} s ({out['rows_per_second']:,.0f} rows/s)")
+    return out
+
+
 def _seed(text: str) -> int:
     """argparse type of ``--seed``: a whole number the release's generator accepts (see core.mechanisms.check_seed)."""
     from .mechanisms import check_seed
@@ -321,6 +338,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     read_args(p)
 
+    p = sub.add_parser("generate", help="stream a generated table of any size to a Parquet dataset folder")
+    p.add_argument("generator", metavar="KIND", help="census (the census:N sample, streamed in batches)")
+    p.add_argument("--rows", required=True, type=_rows, metavar="N", help="rows to generate (e.g. 100000000)")
+    p.add_argument("--seed", type=_seed, metavar="S",
+                   help="generator seed (default: the census:N sample's own, so the rows are census:N's)")
+    p.add_argument("--out", required=True, metavar="DIR", help="the dataset folder to write (no extension)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("list", help="list samples, mechanisms and bounds")
     p.add_argument("--json", action="store_true", help="print JSON")
     return parser
@@ -404,7 +429,7 @@ def cmd_inspect(args) -> dict[str, Any]:
     from .data.read import describe
     from .table import load
 
-    table, result = load(args.data, options=_read_options(args))
+    table, result = load(args.data, options=_read_options(args), columnar=False)
     if result is None:
         from .errors import DataError
 
@@ -834,6 +859,7 @@ def cmd_experiment(args) -> dict[str, Any]:
 
 
 COMMANDS = {"inspect": cmd_inspect, "experiment": cmd_experiment, "sanitize": cmd_sanitize, "evaluate": cmd_evaluate, "bound": cmd_bound, "list": cmd_list,
+            "generate": cmd_generate,
             "tradeoff": cmd_tradeoff, "recommend": cmd_recommend, "report": cmd_report}
 
 

@@ -247,44 +247,75 @@ def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
 
 def write(release: Release, out: str | Path, manifest: str | Path | None = None,
           decision: Mapping[str, Any] | None = None) -> list[Path]:
-    """Write the release to ``out`` (CSV or Parquet by extension; a folder for several tables).
+    """Write the release to ``out``: CSV or Parquet by extension, a Parquet dataset folder, or a folder of tables.
 
-    The manifest goes to ``manifest`` or, by default, beside the output as
-    ``<name>.manifest.json``.  Returns the paths written.  Refuses to write
-    into a path that exists as the wrong kind (a file where a folder is
-    needed and vice versa) rather than overwriting something unexpected.
+    ``out`` ending in ``.csv`` / ``.parquet`` is one file; ``out`` without an
+    extension is a folder: a Parquet dataset (``part-00000.parquet`` ... and
+    ``manifest.json``) for a mechanism publishing one table, one CSV per
+    table (and ``manifest.json``) for a mechanism publishing several.  The
+    tables are written from their codes in batches (:mod:`core.data.write`:
+    dictionary-encoded Parquet, CSV with formula-like text cells
+    neutralised), each into a temporary name renamed at the end, so no
+    partial release is left behind.  The manifest goes to ``manifest`` or,
+    by default, beside a file as ``<name>.manifest.json`` and into a
+    folder as ``manifest.json``.  Returns the paths written.  Refuses to
+    write into a path that exists as the wrong kind (a file where a folder
+    is needed and vice versa), or into a folder holding other files.
     """
+    from .data import write as _write
+
     out = Path(out)
     written: list[Path] = []
     if not out.parent.exists():
         raise DataError(f"The folder '{out.parent}' does not exist; create it or choose another --out.")
-    if len(release.tables) == 1 and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
+    if len(release.tables) == 1 and out.suffix and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
         raise DataError(f"'{out}' does not end in .csv or .parquet; name the release file so, e.g. "
-                        f"'{out.with_suffix('.csv')}'.")
+                        f"'{out.with_suffix('.csv')}', or give a folder name without an extension for a "
+                        "Parquet dataset.")
     if len(release.tables) > 1 and out.suffix:
         names = ", ".join(release.tables)
         raise DataError(f"{release.title} publishes several tables ({names}); give --out a folder name without "
                         f"an extension (e.g. '{out.with_suffix('')}'), not '{out.name}'.")
-    if len(release.tables) == 1:
+    man_bytes = manifest_bytes(release, decision)
+    inside = manifest is None
+    extra = {"manifest.json": man_bytes} if inside else {}
+    if len(release.tables) == 1 and out.suffix:
         if out.is_dir():
             raise DataError(f"'{out}' is a folder; give a file name ending in .csv or .parquet.")
-        frame = release.main_table.to_frame()
-        out.write_bytes(parquet_bytes(frame) if out.suffix.lower() != ".csv" else csv_bytes(frame))
+        table = release.main_table
+        if out.suffix.lower() == ".csv":
+            _write.write_csv(out, table.columns, table.labels)
+        else:
+            _write.write_parquet(out, table.columns, table.labels)
         written.append(out)
-        default_manifest = out.with_name(out.stem + ".manifest.json")
+        man = Path(manifest) if manifest else out.with_name(out.stem + ".manifest.json")
+        with _write.atomic_path(man) as tmp:
+            tmp.write_bytes(man_bytes)
+        written.append(man)
+        return written
+    if out.is_file():
+        names = ", ".join(release.tables)
+        raise DataError(f"{release.title} publishes {'several tables (' + names + ')' if len(release.tables) > 1 else 'a table'}; "
+                        f"'{out}' is a file: give --out a folder name.")
+    if len(release.tables) == 1:
+        table = release.main_table
+        written += [p for p in _write.write_dataset(out, table.columns, table.labels, extra=extra)
+                    if p.name != "manifest.json"]
     else:
-        if out.is_file():
-            names = ", ".join(release.tables)
-            raise DataError(
-                f"{release.title} publishes several tables ({names}); '{out}' is a file: give --out a folder name."
-            )
-        out.mkdir(exist_ok=True)
-        for name, table in release.tables.items():
-            path = out / f"{name}.csv"
-            path.write_bytes(csv_bytes(table.to_frame()))
-            written.append(path)
-        default_manifest = out / "manifest.json"
-    man = Path(manifest) if manifest else default_manifest
-    man.write_bytes(manifest_bytes(release, decision))
-    written.append(man)
+        with _write.atomic_path(out, folder=True) as tmp:
+            for name, table in release.tables.items():
+                path = tmp / f"{name}.csv"
+                with open(path, "wb") as fh:
+                    for chunk in _write.csv_chunks(table.columns, dict(table.labels)):
+                        fh.write(chunk)
+                written.append(out / path.name)
+            for name, data in extra.items():
+                (tmp / name).write_bytes(data)
+    if inside:
+        written.append(out / "manifest.json")
+    else:
+        man = Path(manifest)
+        with _write.atomic_path(man) as tmp:
+            tmp.write_bytes(man_bytes)
+        written.append(man)
     return written

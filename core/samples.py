@@ -56,8 +56,12 @@ from .errors import DataError, clip
 
 __all__ = ["Sample", "Suggestion", "list_samples", "is_sample", "load_sample", "MAX_SIZE", "ADULT_FILE"]
 
-#: Largest N accepted by ``census:N`` and ``hospital:N``.
+#: Largest N the pages offer for ``census:N`` and ``hospital:N`` (the app's interactive range).
 MAX_SIZE = 5_000_000
+#: Largest N a spec accepts; between the two, the memory estimate decides
+#: (:func:`core.data.load.check_memory`: a sample is built as a frame, about
+#: :data:`core.data.load.FRAME_BYTES_PER_ROW` bytes a row).
+SPEC_MAX_SIZE = 10_000_000_000
 
 #: The committed Adult extract (built by ``sample_data/build_adult.py``).
 ADULT_FILE = Path(__file__).resolve().parent.parent / "sample_data" / "adult.parquet"
@@ -350,22 +354,33 @@ def _parse(spec: str) -> tuple[Sample, int | None]:
     if sample.name == "occ":
         size_part, _, density = size_text.partition(":")
         digits = size_part.strip().replace("_", "").replace(",", "") or str(sample.default_size)
-        if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= MAX_SIZE:
-            raise DataError(f"The size in {spec.strip()!r} must be a whole number of rows from 1 to {MAX_SIZE:,} "
-                            "(e.g. occ:100000:3).")
+        if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= SPEC_MAX_SIZE:
+            raise DataError(f"The size in {spec.strip()!r} must be a whole number of rows from 1 to "
+                            f"{SPEC_MAX_SIZE:,} (e.g. occ:100000:3).")
         size = int(digits)
+        _fits(spec, size)
         text = density.strip() or "1"
         if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= 100:
             raise DataError(f"The density in {spec.strip()!r} must be a whole number d from 1 to 100 "
                             "(e.g. occ:100000:3).")
         return sample, (size, int(text))
     digits = size_text.replace("_", "").replace(",", "")
-    if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= MAX_SIZE:
+    if not re.fullmatch(r"[0-9]+", digits) or not 1 <= int(digits) <= SPEC_MAX_SIZE:
         raise DataError(
-            f"The size in {clip(spec.strip())!r} must be a whole number of rows from 1 to {MAX_SIZE:,} "
+            f"The size in {clip(spec.strip())!r} must be a whole number of rows from 1 to {SPEC_MAX_SIZE:,} "
             f"(e.g. {name}:{sample.default_size})."
         )
+    _fits(spec, int(digits))
     return sample, int(digits)
+
+
+def _fits(spec: str, size: int) -> None:
+    """Refuse a sample size the memory free cannot hold as a frame (the fixed 5M cap of earlier versions)."""
+    from .data.load import FRAME_BYTES_PER_ROW, check_memory
+
+    check_memory(spec.strip(), size, FRAME_BYTES_PER_ROW, "built as a table in memory,",
+                 "stream it to a Parquet dataset with python -m core generate census --rows N --out DIR and "
+                 "sanitize that folder (read column by column), or ")
 
 
 def load_sample(spec: str) -> tuple[pd.DataFrame, Sample]:
@@ -377,7 +392,8 @@ def load_sample(spec: str) -> tuple[pd.DataFrame, Sample]:
         ``"adult"``, ``"census"``, ``"census:N"``, ``"hospital"``,
         ``"hospital:N"`` or a toy name (see :func:`list_samples`); case and
         surrounding spaces are ignored, ``N`` may use ``_`` or ``,`` as
-        thousands separators and must lie in ``1..5,000,000``.
+        thousands separators and must lie in ``1..10,000,000,000`` and fit in
+        memory (:func:`_fits`).
 
     Returns
     -------
@@ -550,22 +566,42 @@ def _streams(seed: int, count: int) -> list[np.random.Generator]:
 
 
 def _census(size: int) -> pd.DataFrame:
+    return pd.DataFrame({column: codes if labels is None else labels[codes]
+                         for column, (codes, labels) in census_codes(0, size).items()})
+
+
+def census_codes(start: int, count: int, seed: int | None = None) -> dict[str, tuple[np.ndarray, np.ndarray | None]]:
+    """Rows ``start .. start + count - 1`` of census:N (any N above them) as ``{column: (codes, labels)}``.
+
+    ``labels`` is None for a number column (``codes`` are then the values).
+    Row i draws the i-th uniform of each of the generator's PCG64 streams
+    (one resampling stream, one per widened column); a batch advances each
+    stream to its first row (:meth:`numpy.random.PCG64.advance`, exact), so
+    any split into batches gives the rows of ``census:N`` itself, byte for
+    byte, and a batch costs the same wherever it starts.  This is what
+    ``python -m core generate census`` streams.  ``seed`` replaces the
+    generator's fixed seed :data:`CENSUS_SEED` (None: census:N itself).
+    """
     adult = _adult_columns()
     n_adult = len(adult["age"][0])
-    streams = _streams(CENSUS_SEED, 1 + len(CENSUS_WIDEN))
+    children = np.random.SeedSequence(CENSUS_SEED if seed is None else int(seed)).spawn(1 + len(CENSUS_WIDEN))
+
+    def uniforms(k: int) -> np.ndarray:
+        bg = np.random.PCG64(children[k])
+        if start:
+            bg.advance(int(start))
+        return np.random.Generator(bg).random(int(count))
+
     # Resample rows with replacement; floor(u * n) of a uniform double (not
     # integers()) keeps the stream identical across NumPy versions.
-    rows = (streams[0].random(size) * n_adult).astype(np.int64)
-    data = {}
-    widen_stream = iter(streams[1:])
+    rows = (uniforms(0) * n_adult).astype(np.int64)
+    data: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    widen = 0
     for column in CENSUS_COLUMNS:
         codes, labels = adult[column]
         codes = codes[rows]
-        if labels is None:
-            data[column] = codes
-            continue
-        if column not in CENSUS_WIDEN:
-            data[column] = labels[codes]
+        if labels is None or column not in CENSUS_WIDEN:
+            data[column] = (codes, labels)
             continue
         # Seed 003 section 7.3.2: v -> g v + r, r uniform in 0..g-1, here with
         # a per-value g; the label of sub-value r is "v/(r+1)".
@@ -579,7 +615,8 @@ def _census(size: int) -> pd.DataFrame:
             ],
             dtype=object,
         )
-        u = next(widen_stream).random(size)
+        widen += 1
+        u = uniforms(widen)
         if column in CENSUS_SKEWED:
             # sub-value r of a value split g ways has share 2^(g-1-r) / (2^g - 1):
             # inverse CDF of that distribution, vectorised
@@ -589,8 +626,8 @@ def _census(size: int) -> pd.DataFrame:
             r = np.clip(r, 0, g - 1).astype(np.int64)
         else:
             r = (u * factors[codes]).astype(np.int64)
-        data[column] = new_labels[offsets[codes] + r]
-    return pd.DataFrame(data)
+        data[column] = (offsets[codes] + r, new_labels)
+    return data
 
 
 # ---------------------------------------------------------------------------

@@ -25,8 +25,14 @@ from .data import read as _read
 from .data.read import ReadOptions, ReadResult
 from .errors import DataError, clip
 
-#: refuse tables larger than this (rows); override with WORKBENCH_MAX_ROWS (checked while reading)
+#: a fixed row limit (WORKBENCH_MAX_ROWS); None: the limit is the memory estimate
+#: (:func:`core.data.load.check_memory`: bytes a row x rows against the memory free)
 MAX_ROWS = _read.MAX_ROWS
+#: files on disk of this many rows or more (Parquet / Arrow: from their metadata; CSV: estimated from
+#: the size) are read column by column (:mod:`core.data.load`); override with WORKBENCH_COLUMNAR_ROWS
+COLUMNAR_ROWS = int(os.environ.get("WORKBENCH_COLUMNAR_ROWS", "1000000"))
+#: rows of the seeded sample a column-by-column table proposes its columns from
+PREVIEW_ROWS = 100_000
 #: refuse files larger than this (bytes); override with WORKBENCH_MAX_BYTES
 MAX_BYTES = _read.MAX_BYTES
 
@@ -37,20 +43,38 @@ class Table:
 
     The hash covers column names and cell values (not the file format), so
     the same data loaded from CSV or Parquet shares cached results.
+
+    A large file on disk is not loaded into a frame: ``frame`` is None and
+    ``source`` (a :class:`core.data.load.Source`) reads the chosen columns
+    when the table is bound; its hash covers the files' bytes instead.
     """
 
-    frame: pd.DataFrame
+    frame: pd.DataFrame | None
     name: str
     content_hash: str
     #: how the file was read (format and every read option used); None for a bundled sample or a frame
     read: dict | None = None
+    #: the columnar source of a table without a frame (:mod:`core.data.load`)
+    source: Any = field(default=None, repr=False)
 
     @property
     def columns(self) -> list[str]:
+        if self.frame is None:
+            return list(self.source.columns)
         return [str(c) for c in self.frame.columns]
 
     def __len__(self) -> int:
-        return len(self.frame)
+        return self.source.count_rows() if self.frame is None else len(self.frame)
+
+    def preview(self) -> pd.DataFrame:
+        """The frame, or for a columnar table a seeded sample of :data:`PREVIEW_ROWS` rows (seed 0)."""
+        if self.frame is not None:
+            return self.frame
+        cached = self.__dict__.get("_preview")
+        if cached is None:
+            cached = self.source.sample(PREVIEW_ROWS, 0)[0]
+            object.__setattr__(self, "_preview", cached)
+        return cached
 
 
 def content_hash(frame: pd.DataFrame) -> str:
@@ -88,13 +112,25 @@ def load_table(source: str | os.PathLike | bytes, filename: str | None = None,
 
 
 def load(source: str | os.PathLike | bytes, filename: str | None = None,
-         options: ReadOptions | None = None) -> tuple[Table, ReadResult | None]:
-    """:func:`load_table` and the :class:`ReadResult` saying how the file was read (None for a sample)."""
+         options: ReadOptions | None = None, columnar: bool | None = None) -> tuple[Table, ReadResult | None]:
+    """:func:`load_table` and the :class:`ReadResult` saying how the file was read (None for a sample).
+
+    ``columnar``: read a file on disk column by column (:mod:`core.data.load`,
+    no frame; the ReadResult is then None); None (the default) does so for a
+    Parquet dataset folder or glob, and for a Parquet, Arrow or CSV file of
+    :data:`COLUMNAR_ROWS` rows or more; False never does.
+    """
     from . import samples
+    from .data import load as _load
 
     if isinstance(source, str) and samples.is_sample(source):
         frame, sample = samples.load_sample(source)
         return make_table(frame, source), None
+    if not isinstance(source, (bytes, bytearray, memoryview)) and columnar is not False \
+            and _load.is_source(source):
+        table = _columnar_table(source, options, columnar)
+        if table is not None:
+            return table, None
     if isinstance(source, (bytes, bytearray, memoryview)):
         data = bytes(source)
         name = filename or "upload"
@@ -122,6 +158,37 @@ def load(source: str | os.PathLike | bytes, filename: str | None = None,
     return make_table(result.frame, name, result.record()), result
 
 
+def _columnar_table(source, options: ReadOptions | None, force: bool | None) -> Table | None:
+    """A frame-less :class:`Table` over ``source``, or None when the frame path should read it."""
+    from .data import load as _load
+
+    path = Path(source)
+    try:
+        src = _load.open_source(source, options)
+    except _load.Unsupported:
+        if path.is_file():
+            return None
+        raise DataError(f"'{clip(str(source))}' holds files this workbench reads only one at a time (not Parquet, "
+                        "Arrow or comma/semicolon/tab/pipe-delimited text); give one file.") from None
+    if force is None and path.is_file():
+        rows = src.rows
+        if rows is None:  # CSV: estimate the rows from the size and the first 64 KB
+            with open(path, "rb") as fh:
+                head = fh.read(1 << 16)
+            rows = src.bytes * max(1, head.count(b"\n")) // max(1, len(head))
+        if rows < COLUMNAR_ROWS:
+            return None
+    if src.rows is not None:
+        _check_rows(src.name, src.rows)
+    return Table(frame=None, name=src.name, content_hash=src.content_hash(), read=src.record(), source=src)
+
+
+def _check_rows(name: str, rows: int) -> None:
+    if MAX_ROWS is not None and rows > MAX_ROWS:
+        raise DataError(f"'{clip(name)}' has {rows:,} rows, above the limit of {MAX_ROWS:,}; sample it down first "
+                        "(or raise WORKBENCH_MAX_ROWS for the command line).")
+
+
 def read_bytes(data: bytes, name: str = "upload", options: ReadOptions | None = None) -> pd.DataFrame:
     """Parse the bytes of a file of any supported format into a DataFrame (strings or numbers).
 
@@ -140,7 +207,7 @@ def _check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
             f"'{name}' has only one column ('{frame.columns[0]}'); a table needs a sensitive column "
             "and at least one other (check the delimiter: comma, semicolon, tab, pipe or spaces)."
         )
-    if len(frame) > MAX_ROWS:
+    if MAX_ROWS is not None and len(frame) > MAX_ROWS:
         raise DataError(
             f"'{name}' has {len(frame):,} rows, above the limit of {MAX_ROWS:,}; sample it down first."
         )
@@ -237,7 +304,19 @@ class Dataset:
         return self.qi.index(column)
 
     def column(self, name: str) -> Column:
-        """Encode another column of the same rows (e.g. a second SA)."""
+        """Encode another column of the same rows (e.g. a second SA).
+
+        A columnar table (no frame) reads that column again from its source.
+        """
+        if self.table is not None and self.table.frame is None:
+            if name not in self.table.source.columns:
+                raise DataError(f"There is no column '{clip(name)}' in {clip(self.name)}.")
+            enc = self.table.source.encode([name])[name]
+            codes = enc.codes if self.row_index is None else enc.codes[self.row_index]
+            if (codes == enc.missing_code).any():
+                raise DataError(f"Column '{clip(name)}' has missing values in the chosen rows; choose another column.")
+            codes, labels = _compact(codes, enc.labels, enc.numeric)
+            return Column(name=name, codes=codes.astype(np.int32), labels=labels, numeric=enc.numeric)
         if self.table is None or name not in self.table.frame.columns:
             raise DataError(f"There is no column '{clip(name)}' in {clip(self.name)}.")
         series = self.table.frame[name]
@@ -269,14 +348,14 @@ def proposal(table: Table, sa: str | None = None):
     from . import samples
     from .data import columns as _columns
 
-    if samples.is_sample(table.name):
+    if samples.is_sample(table.name) and table.frame is not None:
         base = table.name.split(":", 1)[0].strip().lower()
         sample = next((s for s in samples.list_samples() if s.name == base), None)
         if sample is not None and sample.sa in table.frame.columns and sa in (None, sample.sa):
             return _columns.proposal_for_sample(
                 table.frame, sample.sa, tuple(c for c in sample.qi if c in table.frame.columns),
                 f"the papers' choice for the {sample.name} sample")
-    return _columns.propose(table.frame, sa)
+    return _columns.propose(table.preview(), sa)
 
 
 def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
@@ -302,6 +381,8 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
     """
     from .data import banding as _banding
 
+    if table.frame is None:
+        return _bind_columnar(table, sa, qi, bands)
     frame = table.frame
     columns = [str(c) for c in frame.columns]
     if sa is None or qi is None:
@@ -353,6 +434,125 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
             "not a sensitive attribute; choose another column."
         )
     qis = [encode(bands[c].apply(chosen[c]) if c in bands else chosen[c], c) for c in qi]
+    return Dataset(
+        name=table.name,
+        content_hash=table.content_hash,
+        sa=sa,
+        qi=tuple(qi),
+        sa_codes=sa_col.codes,
+        sa_labels=sa_col.labels,
+        qi_codes=tuple(c.codes for c in qis),
+        qi_labels=tuple(c.labels for c in qis),
+        qi_numeric=tuple(c.numeric for c in qis),
+        rows_dropped=dropped,
+        table=table,
+        row_index=row_index,
+        bands=tuple(bands[c] for c in qi if c in bands),
+    )
+
+
+def _compact(codes: np.ndarray, labels: np.ndarray, numeric: bool, used: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Drop labels no kept row uses (as :func:`encode` sees only kept rows); whole numeric labels as int64.
+
+    ``used=False``: every label is known to be used (no row was dropped), skip the count.
+    """
+    used = np.bincount(codes, minlength=len(labels))[:len(labels)] > 0 if used else np.ones(len(labels), bool)
+    if not used.all():
+        new = (np.cumsum(used) - 1).astype(codes.dtype)
+        codes, labels = new[codes], labels[used]
+    if numeric:
+        labels = np.asarray(labels, dtype=float)
+        if np.all(labels == np.round(labels)):
+            labels = labels.astype(np.int64)
+    return codes, labels
+
+
+def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
+                   bands: Mapping[str, Any] | Sequence[Any] | None) -> Dataset:
+    """:func:`bind` for a table without a frame: read and encode only the chosen columns from its source.
+
+    Same checks, same codes and labels as the frame path for the same
+    table; the memory estimate (:func:`core.data.load.check_memory`) is
+    checked before anything is read.
+    """
+    from .data import banding as _banding
+    from .data import load as _load
+
+    source = table.source
+    columns = list(source.columns)
+    if sa is None or qi is None:
+        d_sa, d_qi = default_columns(table, sa)
+        sa = d_sa if sa is None else sa
+        qi = d_qi if qi is None else qi
+    _known(sa, columns, table.name)
+    qi = tuple(dict.fromkeys(qi))
+    for c in qi:
+        _known(c, columns, table.name)
+    if sa in qi:
+        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
+    if not qi:
+        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    bands = _banding.normalise(bands)
+    for col in bands:
+        if col not in columns:
+            shown = ", ".join(columns[:12]) + (" ..." if len(columns) > 12 else "")
+            raise DataError(f"There is no column '{col}' to band in {table.name}; the columns are: {shown}.")
+        if col == sa:
+            raise DataError(f"'{col}' is the sensitive attribute; only QI columns can be banded.")
+        if col not in qi:
+            raise DataError(f"'{col}' is banded but is not a QI column; add it to the QIs or drop its band.")
+    chosen = [*qi, sa]
+    if source.rows is not None:
+        _load.check_memory(table.name, source.rows, _load.columnar_bytes_per_row(len(chosen)),
+                           "read column by column,")
+    # one pass over the source; each column kept as int32 codes (what mechanisms compute with) as it comes,
+    # its narrow codes dropped, so the peak is the int32 codes plus one column
+    full: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
+    keep = None
+    for c, e in source.encode_iter(chosen, dtype=np.int32):
+        if c in bands and not e.numeric:
+            sample = next((str(v) for v in e.labels[:1]), "")
+            raise DataError(f"'{c}' is not numeric (values like '{sample}'), so it cannot be banded; "
+                            "band only numeric QI columns.")
+        miss = e.codes == e.missing_code
+        if miss.any():
+            keep = ~miss if keep is None else keep & ~miss
+        full[c] = (e.codes, e.labels, e.numeric)
+        del e, miss
+    n_all = len(full[sa][0])
+    dropped = 0 if keep is None else int((~keep).sum())
+    if dropped == n_all:
+        raise DataError(
+            f"Every row has a missing value in the chosen columns ({clip(', '.join(chosen), 200)}); "
+            "choose other columns."
+        )
+    row_index = np.flatnonzero(keep) if dropped else None
+    out: dict[str, Column] = {}
+    for c in chosen:
+        codes, labels, numeric = full.pop(c)
+        if dropped:
+            codes = codes[keep]
+            codes, labels = _compact(codes, labels, numeric)
+        elif numeric:  # every label is a value of some row: only the integer labels to make
+            codes, labels = _compact(codes, labels, numeric, used=False)
+        if c in bands:
+            out[c] = encode(bands[c].apply(pd.Series(labels[codes], name=c)), c)
+        else:
+            out[c] = Column(name=c, codes=codes, labels=labels, numeric=numeric)
+        del codes
+    sa_col = out[sa]
+    if sa_col.size < 2:
+        raise DataError(
+            f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_col.labels[0])}'); "
+            "there is nothing to protect; choose another column."
+        )
+    n = len(sa_col.codes)
+    if n >= 20 and sa_col.size == n:
+        raise DataError(
+            f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
+            "not a sensitive attribute; choose another column."
+        )
+    qis = [out[c] for c in qi]
     return Dataset(
         name=table.name,
         content_hash=table.content_hash,

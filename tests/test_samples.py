@@ -81,11 +81,11 @@ def test_is_sample_false(spec):
 
 @pytest.mark.parametrize(
     "spec",
-    ["census:abc", "census:0", "census:", "census:-3", "census:1.5", "census:5000001",
-     "census:1e6", "hospital:abc", "hospital:0", "hospital:99999999"],
+    ["census:abc", "census:0", "census:", "census:-3", "census:1.5", "census:10000000001",
+     "census:1e6", "hospital:abc", "hospital:0", "hospital:99999999999"],
 )
 def test_bad_size_is_a_data_error_naming_the_range(spec):
-    with pytest.raises(DataError, match=r"whole number of rows from 1 to 5,000,000"):
+    with pytest.raises(DataError, match=r"whole number of rows from 1 to 10,000,000,000"):
         load_sample(spec)
 
 

@@ -60,6 +60,7 @@ Choices where the issue is silent (each can be overridden by an option):
 from __future__ import annotations
 
 import codecs
+import contextvars
 import csv
 import io
 import os
@@ -75,8 +76,11 @@ import pandas as pd
 
 from ..errors import DataError
 
-#: refuse tables larger than this (rows); override with WORKBENCH_MAX_ROWS
-MAX_ROWS = int(os.environ.get("WORKBENCH_MAX_ROWS", "5000000"))
+#: a fixed row limit (WORKBENCH_MAX_ROWS); None (the default): the limit is what the free memory holds
+#: at :data:`core.data.load.FRAME_BYTES_PER_ROW` bytes a row (the fixed 5M-row cap of earlier versions)
+MAX_ROWS = int(os.environ["WORKBENCH_MAX_ROWS"]) if os.environ.get("WORKBENCH_MAX_ROWS") else None
+#: whether the limit of the read in progress comes from the memory estimate (for its message)
+_BY_MEMORY = contextvars.ContextVar("by_memory", default=False)
 #: refuse files larger than this (bytes); override with WORKBENCH_MAX_BYTES
 MAX_BYTES = int(os.environ.get("WORKBENCH_MAX_BYTES", str(500 * 2**20)))
 
@@ -309,7 +313,19 @@ def read(data: bytes, name: str = "upload", options: ReadOptions | None = None, 
     refused before it is parsed in full.
     """
     options = options or ReadOptions()
-    max_rows = MAX_ROWS if max_rows is None else int(max_rows)
+    by_memory = max_rows is None and MAX_ROWS is None
+    if max_rows is None:
+        from .load import frame_row_limit
+
+        max_rows = MAX_ROWS if MAX_ROWS is not None else frame_row_limit()
+    token = _BY_MEMORY.set(by_memory)
+    try:
+        return _read(data, name, options, max_rows, max_bytes)
+    finally:
+        _BY_MEMORY.reset(token)
+
+
+def _read(data: bytes, name: str, options: ReadOptions, max_rows: int, max_bytes: int | None) -> ReadResult:
     max_bytes = MAX_BYTES if max_bytes is None else int(max_bytes)
     data = bytes(data)
     if len(data) > max_bytes:
@@ -640,8 +656,20 @@ def _refuse_over_limit(data: bytes, name: str, encoding: str, header: bool, max_
 
 
 def _over_rows(name: str, max_rows: int) -> DataError:
+    if _BY_MEMORY.get():
+        return _over_memory(name, f"more than {max_rows:,}", max_rows)
     return DataError(f"'{name}' has more than {max_rows:,} rows, above the limit; sample it down first "
                      "(or raise WORKBENCH_MAX_ROWS for the command line).")
+
+
+def _over_memory(name: str, rows: str, max_rows: int) -> DataError:
+    from .load import FRAME_BYTES_PER_ROW, size_text
+
+    room = max_rows * FRAME_BYTES_PER_ROW
+    return DataError(f"'{name}' has {rows} rows, more than the {size_text(room)} of memory free here holds "
+                     f"when a file is read whole (about {FRAME_BYTES_PER_ROW} bytes a row); give it to the command "
+                     "line as Parquet, Arrow or CSV (read column by column), run it with --engine dask, or "
+                     "sample it down first.")
 
 
 def _line_of(data: bytes, row: str, encoding: str) -> int | None:
@@ -814,6 +842,8 @@ def _whole(values: pd.Series) -> pd.Series:
 # ---------------------------------------------------------------- other formats
 def _limit_rows(name: str, rows: int | None, max_rows: int) -> None:
     if rows is not None and rows > max_rows:
+        if _BY_MEMORY.get():
+            raise _over_memory(name, f"{rows:,}", max_rows)
         raise DataError(f"'{name}' has {rows:,} rows, above the limit of {max_rows:,}; sample it down first "
                         "(or raise WORKBENCH_MAX_ROWS for the command line).")
 
