@@ -283,15 +283,20 @@ def test_a_plain_meets_is_a_success_with_its_guarantee():
 @pytest.mark.slow
 def test_priview_fix_applies_the_exact_construction():
     """Issue 16: PriView's failed verdict offers construction = exact, which meets on the records it publishes."""
+    from core import mechanisms
+    from core.table import load_dataset
+
+    pub = mechanisms.sanitize(load_dataset("adult"), "priview", {"construction": "exact"}, 1).rows_out
+    out = 45_222 - pub
     at = app(PAGE, query={"mech": "priview"})
     no_exception(at)
     warnings = [plain(w.value) for w in at.warning]
     assert len(warnings) == 1 and "Runs but does not meet its guarantee" in warnings[0]
     assert ("Nearest setting that meets it on the records it publishes: construction = exact "
-            "(31,022 of 45,222 records not published") in warnings[0]
+            f"({out:,} of 45,222 records not published") in warnings[0]
     button = at.button(key="w_verdict_fix")
-    assert button.label == ("Use construction = exact (meets its guarantee on the 14,200 records it publishes; "
-                            "31,022 of 45,222 not published)")
+    assert button.label == (f"Use construction = exact (meets its guarantee on the {pub:,} records it publishes; "
+                            f"{out:,} of 45,222 not published)")
     button.click().run()
     no_exception(at)
     params = at.session_state["wb_params"]["priview"]
@@ -299,6 +304,6 @@ def test_priview_fix_applies_the_exact_construction():
     warnings = [plain(w.value) for w in at.warning]
     assert not at.success and len(warnings) == 1  # qualified: a warning, never a success
     assert "Meets its guarantee, qualified" in warnings[0]
-    assert "31,022 of 45,222 records are not published" in warnings[0]
+    assert f"{out:,} of 45,222 records are not published" in warnings[0]
     assert "fit in no group of the exact construction" in warnings[0]  # the note explains it, inside the verdict
     assert not [b for b in at.button if b.key == "w_verdict_fix"]  # nothing more to offer

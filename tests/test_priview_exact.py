@@ -90,6 +90,81 @@ def test_exact_construction_meets_alpha_beta_by_enumeration(seed):
     assert rel.rows_out + rel.privacy["unplaced"] == data.n
 
 
+def _group_worlds(data, grouping, split):
+    """(AT patterns, ST entries) of every group of ``grouping`` (split = QI position), labels as codes."""
+    out = []
+    for g in range(grouping.n_groups):
+        rows = np.flatnonzero(grouping.group == g)
+        at = [tuple(int(data.qi_codes[i][r]) for i in range(len(data.qi)) if i != split) for r in rows]
+        st = [(int(data.qi_codes[split][r]), int(data.sa_codes[r])) for r in rows]
+        out.append((at, st))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_groups_of_more_than_k_blocks_meet_the_bound_in_every_world(seed):
+    # one group (groups=1) takes a block of every split value: r = 3 blocks > k = 2 (alpha = 0.5), L = 2
+    rng = np.random.default_rng(seed)
+    n = 30
+    frame = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 4, n), "c": rng.integers(0, 4, n),
+                          "s": rng.choice(list("pqrs"), n)})
+    data = bind(make_table(frame, f"r{seed}"), "s", ("a", "b", "c"))
+    grouping = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, 0, 0.5, 0.5,
+                                      rng=np.random.default_rng(seed), groups=1)
+    assert grouping.n_groups == 1 and grouping.dissolved == 0
+    (at, st), = _group_worlds(data, grouping, 0)
+    assert len(st) == 6 and len({a for a, _ in st}) == 3  # three blocks of two
+    assert len(set(at)) == len(at)                         # every AT pattern once
+    pres, assoc = brute(at, st)
+    assert max(pres.values()) == pytest.approx(1 / 3)      # c(a)/N = 1/r, below alpha = 1/2
+    assert max(assoc.values()) == pytest.approx(1 / 2)     # c(a, s)/c(a) = 1/L = beta
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_consolidated_and_extended_groups_meet_the_bound_in_every_world(seed):
+    # the full construction (slots, consolidation, extension) on a table where groups end with k or more blocks
+    rng = np.random.default_rng(10 + seed)
+    n = 60
+    frame = pd.DataFrame({"a": rng.integers(0, 3, n), "b": rng.integers(0, 5, n), "c": rng.integers(0, 5, n),
+                          "s": rng.choice(list("pqr"), n)})
+    data = bind(make_table(frame, f"x{seed}"), "s", ("a", "b", "c"))
+    grouping = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, 0, 0.5, 0.5,
+                                      rng=np.random.default_rng(seed))
+    assert grouping.n_groups >= 2
+    for at, st in _group_worlds(data, grouping, 0):
+        assert len(st) in (4, 6) and len(set(at)) == len(at)
+        pres, assoc = brute(at, st)
+        assert max(pres.values()) <= 0.5 + 1e-12 and max(assoc.values()) <= 0.5 + 1e-12
+
+
+def test_exact_bound_is_an_upper_bound_and_the_construction_comes_close():
+    data = _small_table(5, 200)
+    for split in range(3):
+        bound = amb.exact_placeable(data.qi_codes, data.domains, data.sa_codes, data.m, split, 0.5, 0.5)
+        grouping = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, split, 0.5, 0.5,
+                                          rng=np.random.default_rng(0))
+        assert (grouping.group >= 0).sum() <= bound["max_placeable"]
+        assert bound["max_placeable"] == min(bound["blocks_bound"], bound["patterns_bound"])
+
+
+@pytest.mark.slow
+def test_exact_construction_places_far_more_of_adult_than_before():
+    # issue 16: the first exact construction placed 14,300 of 45,222 Adult records (split age); the slots
+    # filled rarest pattern first place about 20,300 of the at most 25,640 that blocks of age allow
+    data = load_dataset("adult")
+    split = data.qi.index("age")
+    grouping = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, split, 0.1, 0.1,
+                                      max(data.n, 1), np.random.default_rng(1))
+    placed = int((grouping.group >= 0).sum())
+    bound = amb.exact_placeable(data.qi_codes, data.domains, data.sa_codes, data.m, split, 0.1, 0.1)
+    assert bound == {"groups": 256, "blocks_bound": 25_640, "patterns_bound": 29_526, "max_placeable": 25_640}
+    assert 19_500 <= placed <= bound["max_placeable"] and grouping.dissolved == 0
+    # the mechanism's derived figure is this construction's bound, not the paper construction's 28,280
+    mech = mechanisms.MECHANISMS["priview"]
+    assert mech.derived(data, mech.resolve({"construction": "exact"}))["max_placeable"] == 25_640
+    assert mech.derived(data, mech.resolve({}))["max_placeable"] == 28_280
+
+
 def test_paper_construction_fails_the_exact_measure_on_the_same_tables():
     data = _small_table(0, 60)
     rel = mechanisms.sanitize(data, "priview", {"alpha": 0.5, "beta": 0.5}, 0)
@@ -117,7 +192,9 @@ def test_exact_priview_meets_point_one_on_adult_from_its_published_files(tmp_pat
                               s_codes, st["count"].to_numpy(), len(a_labels), len(s_labels))
     assert stats["presence"].max() <= 0.1 + 1e-12
     assert stats["association"].max() <= 0.1 + 1e-12
-    assert rel.rows_out > 10_000
+    # every record is in one group and one ST entry; both files hold what the release says it published
+    assert len(at) == int(st["count"].sum()) == rel.rows_out > 19_500
+    assert rel.published["max_placeable"] == 25_640
 
 
 def test_unplaced_note_names_every_blocked_value():

@@ -67,7 +67,8 @@ BETA = Param("beta", "β", "Association bound: given the person is in the data, 
              low=0.01, high=0.5, step=0.005, safer="lower", paper="seed 004 §9.3 (Fig. 14): β ∈ {0.025, 0.05, 0.1}",
              presets=(0.025, 0.05, 0.1, 1 / 7, 0.2))
 CANDIDATES = Param("candidates", "K", "pick() scores this many unpicked records of the current sensitive bucket and "
-                   "keeps the one adding most new QI values (the paper scans all records: quadratic).", 32,
+                   "keeps the one adding most new QI values (the paper scans all records: quadratic). PriView's exact "
+                   "construction scores every record and does not use it.", 32,
                    kind="int", low=1, high=1024, step=1, paper="our choice; the paper's pick() (Fig. 7) scans all")
 
 
@@ -126,6 +127,24 @@ def unplaced_note(data: Dataset, group: np.ndarray, beta: float, min_size: int =
     return text, info
 
 
+def exact_bound(data: Dataset, values: Mapping[str, Any]) -> dict | None:
+    """:func:`core.ambiguity.exact_placeable` for the given split, or the best split the exact construction can use.
+
+    None when no split can be used (``check`` says why).  Adds ``split``: the
+    split the bound is for.
+    """
+    if values.get("split") in data.qi:
+        splits = [data.qi.index(values["split"])]
+    else:
+        splits = amb.exact_split_candidates(data.domains, data.qi_codes, values["alpha"])
+    best = None
+    for j in splits:
+        b = amb.exact_placeable(data.qi_codes, data.domains, data.sa_codes, data.m, j, values["alpha"], values["beta"])
+        if best is None or b["max_placeable"] > best["max_placeable"]:
+            best = {**b, "split": data.qi[j]}
+    return best
+
+
 class _Grouped(Mechanism):
     paper = "seed 004 (Hui Wang, JCST 2010)"
     params = (ALPHA, BETA, CANDIDATES)
@@ -135,6 +154,11 @@ class _Grouped(Mechanism):
     kind = "ambiguity"
 
     def derived(self, data: Dataset, values: Mapping[str, Any]) -> dict[str, Any]:
+        """ℓ = ⌈1/β⌉ and the most records the construction can place (PriView's exact one: its own bound)."""
+        if self.kind == "priview" and values.get("construction") == "exact":
+            best = exact_bound(data, values)
+            if best is not None:
+                return {"diversity": amb.diversity(values["beta"]), "max_placeable": best["max_placeable"]}
         min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
         feas = amb.placeable(data.sa_counts, values["beta"], min_size)
         return {"diversity": feas["diversity"], "max_placeable": feas["max_placeable"]}
@@ -162,15 +186,17 @@ class _Grouped(Mechanism):
     def _common(self, data, values, grouping, stats, extra_privacy) -> tuple[dict, dict, tuple]:
         min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
         note, info = unplaced_note(data, grouping.group, values["beta"], min_size)
-        if values.get("construction") == "exact" and info["unplaced"]:
+        bound = exact_bound(data, values) if values.get("construction") == "exact" else None
+        if bound is not None and info["unplaced"]:
             k, l = amb.presence_size(values["alpha"]), amb.diversity(values["beta"])
             note = (f"{info['unplaced']:,} of {data.n:,} records fit in no group of the exact construction and are "
                     f"not published ({', '.join(f'{a}: {b:,}' for a, b in list(info['unplaced_by_value'].items())[:4])}"
-                    f"). Each group holds {k} values of '{values['split']}', each with {l} records of different "
-                    f"'{data.sa}' values whose other QI values occur once in the group, so that the exact presence "
-                    f"and association stay within α and β; records of values that run short of different "
+                    f"). Each group holds at least {k} values of '{values['split']}', each with {l} records of "
+                    f"different '{data.sa}' values whose other QI values occur once in the group, so that the exact "
+                    f"presence and association stay within α and β; records of values that run short of different "
                     f"'{data.sa}' values, or of QI combinations repeated more often than there are groups, are left "
-                    "out. Larger α or β place more.")
+                    f"out: at most {bound['max_placeable']:,} records fit in the {bound['groups']:,} groups such "
+                    f"blocks allow. Larger α or β place more.")
         sizes = stats["size"]
         privacy = {
             "max_presence": float(stats["presence"].max(initial=0.0)),
@@ -190,6 +216,8 @@ class _Grouped(Mechanism):
             published["unplaced_by_value"] = info["unplaced_by_value"]
         published["placed"] = info["placed"]
         published["max_placeable"] = info["max_placeable"]
+        if values.get("construction") == "exact":  # values["split"] is the split the groups were built on
+            published["max_placeable"] = bound["max_placeable"] if bound else 0
         return published, privacy, tuple(notes)
 
     # ------------------------------------------------------------ guarantee
@@ -377,8 +405,9 @@ class PriView(_Grouped):
                   else amb.exact_split_candidates(data.domains, data.qi_codes, values["alpha"]))
         best = None
         for j in splits:
+            # every record of a sub-bucket is scored (a window of K placed 16,230 Adult records, the whole 20,260)
             g = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, j, values["alpha"],
-                                       values["beta"], values["candidates"], np.random.default_rng(rng.integers(2**63)))
+                                       values["beta"], max(data.n, 1), np.random.default_rng(rng.integers(2**63)))
             placed = int((g.group >= 0).sum())
             if best is None or placed > best[0]:
                 best = (placed, j, g)
@@ -414,6 +443,9 @@ class PriView(_Grouped):
         extra = {"max_presence_paper": float(stats["presence_paper"].max(initial=0.0)),
                  "max_association_paper": float(stats["association_paper"].max(initial=0.0))}
         published, privacy, notes = self._common(data, values, grouping, stats, extra)
+        if values.get("construction") == "exact" and values["candidates"] != CANDIDATES.default:
+            notes = notes + (f"K = {values['candidates']} is not used: it sets the paper construction's pick(); the "
+                             "exact construction scores every record of a bucket.",)
         published["split"] = data.qi[j]
         published["split_losses"] = {data.qi[i]: float(v) for i, v in enumerate(losses)}
         published["tables"] = ["at", "st"]

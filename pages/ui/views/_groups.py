@@ -44,8 +44,13 @@ def render(release: Release, data: Dataset) -> None:
             frame["records in the table"] = [int(data.sa_counts[list(data.sa_labels.astype(str)).index(v)])
                                              for v in frame["value"]]
             st.dataframe(frame, hide_index=True, key=f"{ns}_unplaced")
-            st.caption(f"At most {release.published.get('max_placeable', 0):,} records fit in groups that hold each "
-                       f"value once: a value can place at most one record per group.")
+            if release.params.get("construction") == "exact":
+                st.caption(f"At most {release.published.get('max_placeable', 0):,} records fit in groups of the exact "
+                           "construction: a group takes at most one block of records per value of the split "
+                           "attribute, and each combination of the other QI values once.")
+            else:
+                st.caption(f"At most {release.published.get('max_placeable', 0):,} records fit in groups that hold "
+                           "each value once: a value can place at most one record per group.")
     else:
         st.success("Every record is placed in a group.")
 
