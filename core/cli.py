@@ -201,6 +201,18 @@ def cmd_generate(args) -> dict[str, Any]:
     return out
 
 
+def _randomness(text: str) -> int:
+    """argparse type of ``--randomness``: a whole number (a version of core.rng)."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--randomness takes a whole number (a randomness version), not "
+                                         f"'{clip(text)}'")
+    return value
+
+
 def _seed(text: str) -> int:
     """argparse type of ``--seed``: a whole number the release's generator accepts (see core.mechanisms.check_seed)."""
     from .mechanisms import check_seed
@@ -256,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output .csv or .parquet (a folder for mechanisms that publish several tables)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
+    p.add_argument("--randomness", type=_randomness, metavar="N",
+                   help="the randomness version the release was drawn with (a manifest's reproduce command gives "
+                        "it): refused when this workbench draws differently, instead of writing a different "
+                        "release; with --session, this version's number writes its release of an older session")
     p.add_argument("--require-guarantee", action="store_true",
                    help="write nothing and exit with status 3 (one line on stderr: what fails and the nearest "
                         "setting that meets it) unless the release meets its mechanism's own guarantee plainly: on "
@@ -479,6 +495,14 @@ def cmd_sanitize(args) -> dict[str, Any]:
 
     if args.session:
         return _sanitize_session(args)
+    if args.randomness is not None:
+        from . import rng
+        from .errors import DataError
+
+        problem = rng.mismatch(args.randomness, "This command's release",
+                               "run it with the workbench version that wrote it")
+        if problem:
+            raise DataError(problem)
     missing = [flag for flag, value in (("DATA", args.data), ("--sensitive", args.sensitive),
                                         ("--mechanism", args.mechanism)) if value is None]
     if missing:
@@ -517,6 +541,18 @@ def _sanitize_session(args) -> dict[str, Any]:
         raise DataError(f"There is no session file at '{args.session}'; give the file saved from the Home page.")
     session, frame = sess.read(path.read_bytes(), path.name)
     notes: list[str] = []
+    from . import rng
+
+    if args.randomness is not None and args.randomness != rng.VERSION:
+        raise DataError(rng.mismatch(args.randomness, "The release asked for with --randomness",
+                                     "run it with the workbench version that wrote it"))
+    problem = rng.mismatch(session.randomness, f"The session '{path.name}'",
+                           f"give --randomness {rng.VERSION} to write this version's release of its setting anyway")
+    if problem and args.randomness is None:
+        raise DataError(problem)
+    if problem:
+        notes.append(f"--randomness {rng.VERSION} writes this version's release of a session saved with randomness "
+                     f"version {session.randomness}: not the release seen when the session was saved")
     current = session.current
     name = current.mechanism
     if args.mechanism is not None and args.mechanism != name:

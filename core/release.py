@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from . import rng as _rng
 from .errors import DataError
 from .params import format_value
 
@@ -99,7 +100,9 @@ class Release:
         the input's name, when it starts with ``-``, goes last after ``--``,
         so no column or file name is read as an option; each QI gets its
         own ``--qi`` with commas and backslashes escaped as the CLI reads
-        them (``a\\,b``).  The flags that say how the input file was read
+        them (``a\\,b``).  ``--randomness`` records :data:`core.rng.VERSION`,
+        so a later workbench that draws differently refuses the command
+        instead of writing a different release.  The flags that say how the input file was read
         (:meth:`core.data.read.ReadOptions.cli_args`, from the manifest's
         ``input.read``) follow the input's name.  The command is for a POSIX shell.
         """
@@ -121,7 +124,8 @@ class Release:
         for key, value in self.source.get("raw_params", {}).items():
             if value is not None:
                 args += ["--param", f"{key}={format_value(value)}"]
-        args += ["--seed", str(self.seed), "--out", "release" + (".csv" if len(self.tables) == 1 else "")]
+        args += ["--seed", str(self.seed), "--randomness", str(_rng.VERSION),
+                 "--out", "release" + (".csv" if len(self.tables) == 1 else "")]
         if name.startswith("-"):
             args += ["--", name]
         return " ".join(shlex.quote(a) for a in args)
@@ -140,6 +144,7 @@ class Release:
             "mechanism_title": self.title,
             "params": dict(self.params),
             "seed": self.seed,
+            "randomness": _rng.VERSION,
             "input": {
                 "name": self.source["name"],
                 "content_hash": self.source["content_hash"],

@@ -70,6 +70,21 @@ def choices(seed: int, purpose: str, start: int, n: int, k) -> np.ndarray:
     return np.minimum(out, np.asarray(k, dtype=np.int64) - 1)
 
 
+def mismatch(version, what: str, way: str = "") -> str | None:
+    """One sentence when ``what`` (a manifest, a session file) was drawn with another randomness version, else None.
+
+    ``version`` is the recorded ``randomness`` (None or 0: written before
+    it was recorded, by a version that drew with numpy generators).
+    ``way`` is the way forward, appended after a semicolon.
+    """
+    v = 0 if version is None else version
+    if v == VERSION:
+        return None
+    return (f"{what} was drawn with randomness version {v} and this workbench draws differently (version "
+            f"{VERSION}), so the same seed would give a different release here"
+            + (f"; {way}" if way else "") + ".")
+
+
 def order_keys(seed: int, start: int, n: int) -> np.ndarray:
     """Each record's place in the published order: sort by this uint64 (ties by position).
 

@@ -8,7 +8,7 @@ its checks; it has no Streamlit import.
 
 The file is JSON (``*.workbench.json``)::
 
-    {"format": "privacy-utility workbench session", "version": 1,
+    {"format": "privacy-utility workbench session", "version": 1, "randomness": 1,
      "table": {"kind": "sample" | "upload", "name": "adult", "content_hash": "…", "rows": 45222},
      "columns": {"sensitive": "occupation", "qi": ["age", "sex"]},
      "bands": {"age": {"method": "width", "width": 10}},
@@ -35,6 +35,12 @@ Choices made here where the issue is silent:
   and content hash.  Opening checks the hash against the table actually
   loaded (:func:`check_table`): a different table is refused, never
   swapped in silently.
+* ``randomness`` is the :data:`core.rng.VERSION` the session's releases
+  were drawn with (absent in files saved before it was recorded: 0).  A
+  session of another version still opens (its settings and decision are
+  valid), with one sentence saying the same seeds draw differently here;
+  ``sanitize --session`` refuses to write its release unless asked with
+  ``--randomness`` (this version's number).
 * The history keeps the last :data:`HISTORY` settings; pins are at most
   :data:`MAX_PINS`, named uniquely (1 to :data:`NAME_CHARS` characters).
 * The alternatives of the decision are the pins other than the chosen
@@ -53,6 +59,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from . import rng as _rng
 from .errors import DataError
 from .params import format_value
 
@@ -193,6 +200,9 @@ class Session:
     decision: Decision | None = None
     #: ``{column: banding spec}`` (:meth:`core.data.banding.Banding.spec`); applied to the columns that are QIs
     bands: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the randomness version (:data:`core.rng.VERSION`) the session's releases were drawn with; 0 for a file
+    #: saved before it was recorded.  Opening one of another version says the same seeds draw differently here.
+    randomness: int = _rng.VERSION
 
     def pin(self, name: str) -> Pin | None:
         return next((p for p in self.pins if p.name == name), None)
@@ -201,6 +211,7 @@ class Session:
         return {
             "format": FORMAT,
             "version": VERSION,
+            "randomness": int(self.randomness),
             "table": self.table.to_json(),
             "columns": {"sensitive": self.sensitive, "qi": list(self.qi)},
             "bands": {c: dict(spec) for c, spec in self.bands.items()},
@@ -425,8 +436,11 @@ def _parse(doc: Any, filename: str) -> Session:
     if version > VERSION:
         raise SessionError(f"'{filename}' was saved by a newer workbench (session version {version}; this one "
                            f"reads up to {VERSION}); update the workbench to open it.")
-    _keys(doc, ["format", "version", "table", "columns", "bands", "current", "params", "pins", "history",
-                "decision"],
+    randomness = doc.get("randomness", 0)
+    if not isinstance(randomness, int) or isinstance(randomness, bool) or randomness < 0:
+        raise _fail(filename, "its randomness version must be a whole number from 0")
+    _keys(doc, ["format", "version", "randomness", "table", "columns", "bands", "current", "params", "pins",
+                "history", "decision"],
           ["table", "columns", "current"], "the file", filename)
     t = _expect(doc["table"], dict, "the table entry", filename)
     _keys(t, ["kind", "name", "content_hash", "rows"], ["kind", "name", "content_hash"], "the table entry", filename)
@@ -495,7 +509,7 @@ def _parse(doc: Any, filename: str) -> Session:
     decision = None
     if doc.get("decision") is not None:
         decision = _decision(doc["decision"], pins, filename)
-    return Session(table, sa, tuple(qi), current, params, tuple(pins), history, decision, bands)
+    return Session(table, sa, tuple(qi), current, params, tuple(pins), history, decision, bands, randomness)
 
 
 def _bands(doc: Any, filename: str) -> dict[str, dict[str, Any]]:

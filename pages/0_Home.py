@@ -50,7 +50,7 @@ with st.expander("Open a saved session (table, columns, settings, pins, history,
                           "from another table, damaged or edited by hand is refused with the reason.")
     opened = ss.pop("wb_session_message", None)
     if opened:
-        (st.success if opened[0] == "success" else st.error)(md(opened[1]))
+        {"success": st.success, "warning": st.warning}.get(opened[0], st.error)(md(opened[1]))
 
 # ------------------------------------------------------------------ table source
 st.header("1. Choose a table")

@@ -58,19 +58,29 @@ def check_seed(seed: Any) -> int:
 
 
 def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None,
-             seed: int | None = None) -> Release:
+             seed: int | None = None, batch_rows: int | None = None) -> Release:
     """Validate, check eligibility and sanitize ``data`` with ``mechanism``.
 
     Raises ParameterError for a bad parameter and NotEligible when the table
     cannot be sanitized with these parameters.  Same seed, same release; no
     seed draws one from OS entropy (recorded in the release).
+
+    A mechanism with a plan (``planned``, :mod:`core.engine.protocol`) is
+    run on the local engine (:func:`core.engine.local.publish`) in batches
+    of ``batch_rows`` records (default :data:`core.engine.local.DEFAULT_BATCH`;
+    the release is the same for any value); the others by their own
+    ``sanitize(data, values, rng)`` with a numpy generator seeded by ``seed``.
     """
     mech = get(mechanism)
     values = mech.resolve(raw)
     mech.check(data, values)
     seed = fresh_seed() if seed is None else check_seed(seed)
-    rng = np.random.default_rng(seed)
-    out = mech.sanitize(data, values, rng)
+    if mech.planned:
+        from ..engine import local
+
+        out = local.publish(data, mech, values, seed, batch_rows)
+    else:
+        out = mech.sanitize(data, values, np.random.default_rng(seed))
     derived = mech.derived(data, values)
     params = {**values, **{k: v for k, v in derived.items()}}
     main = next(iter(out.tables.values()), None)

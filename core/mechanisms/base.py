@@ -21,6 +21,15 @@ and declares its own guarantee, checked on the release it produced:
   that may meet it; :func:`core.mechanisms.verdict` sanitizes with each
   until one meets plainly, so a suggestion is always verified.
 
+The engine protocol (issue 15, :mod:`core.engine.protocol`): a mechanism
+with ``planned = True`` implements ``plan(summary, values, seed) -> Plan``
+from the table's :class:`core.engine.combos.Combos`, and
+:func:`core.mechanisms.sanitize` runs it on the local engine
+(:mod:`core.engine.local`) instead of ``sanitize``; every draw then comes
+from :mod:`core.rng`, keyed by record, so the release is the same whatever
+the batch size or engine.  A mechanism not yet converted keeps
+``sanitize(data, values, rng)``.
+
 Optional hooks: ``check_params`` (rules across parameters, e.g.
 rho1 < rho2), ``derived`` (values computed from the parameters and the
 table, shown live and recorded in the manifest, e.g. p = 1/gamma).
@@ -106,6 +115,20 @@ class Mechanism:
         except WorkbenchError as exc:
             return Eligibility(False, str(exc), getattr(exc, "suggestion", None) or None)
         return Eligibility(True)
+
+    #: True when :meth:`plan` implements the engine protocol (:mod:`core.engine.protocol`); the release is
+    #: then made by an engine from the plan, and :meth:`sanitize` is not called.  (SDR and bucketization
+    #: have an older ``plan(data, values)`` of their own until they are converted: hence the flag.)
+    planned: bool = False
+
+    def plan(self, summary, values: Mapping[str, Any], seed: int):
+        """The :class:`core.engine.protocol.Plan` of this release, from the table's :class:`core.engine.combos.Combos`.
+
+        Called after :meth:`check`; every draw must come from :mod:`core.rng`
+        with ``seed`` (group-level draws keyed by group index, per-record
+        draws in :meth:`Plan.apply` keyed by record position).
+        """
+        raise NotImplementedError
 
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
         raise NotImplementedError

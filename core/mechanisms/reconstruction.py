@@ -105,10 +105,13 @@ from ..counting import QueryBatch
 from .. import guarantee as G
 from ..errors import NotEligible
 from ..params import Param
-from ..release import Published, Release
+from .. import rng as _rng
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
+from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, observed, qi_table, shuffled
-from .uniform import RHO1, RHO2, Uniform, check_rho, mle, perturb
+from .base import Mechanism, observed
+from .uniform import RHO1, RHO2, Uniform, check_rho, mle, perturb, perturb_keyed
 
 __all__ = [
     "FAMILIES",
@@ -256,6 +259,24 @@ def micro_groups(data: Dataset) -> MicroGroups:
                       top_value=pair_value[top], first_row=first_row)
     _GROUPS[data] = out
     return out
+
+
+def micro_groups_of(summary: Combos) -> MicroGroups:
+    """The micro groups from a table's :class:`core.engine.combos.Combos` (no per-record arrays).
+
+    Same group numbering, sizes, (group, value) counts and top values as
+    :func:`micro_groups`; ``group`` and ``first_row`` are empty (a record's
+    group is :meth:`Combos.group_of` of its QI codes).
+    """
+    group, n_groups = summary.qi_groups()
+    size = summary.qi_sizes().astype(np.int64)
+    value = summary.sa.astype(np.int64)
+    count = summary.count.astype(np.int64)
+    order = np.lexsort((value, -count, group))
+    top = order[np.searchsorted(group[order], np.arange(n_groups))]
+    empty = np.zeros(0, dtype=np.int64)
+    return MicroGroups(group=empty, size=size, pair_group=group, pair_value=value, pair_count=count,
+                       top_count=count[top], top_value=value[top], first_row=empty)
 
 
 # ----------------------------------------------------------------- the test
@@ -415,7 +436,7 @@ def _group_starts(pair_group: np.ndarray, n_groups: int) -> np.ndarray:
 
 
 def sample_counts(pair_group: np.ndarray, pair_count: np.ndarray, size: np.ndarray, n_sample: np.ndarray,
-                  rng: np.random.Generator) -> np.ndarray:
+                  rng: np.random.Generator | None, uniform: np.ndarray | None = None) -> np.ndarray:
     """Sampling step of Algorithm 1: records of each value kept in each group's sample.
 
     Value x of group g keeps ``floor(t_x)`` records plus one more with
@@ -433,6 +454,11 @@ def sample_counts(pair_group: np.ndarray, pair_count: np.ndarray, size: np.ndarr
         ``o_x``, the value's count in the group.
     size, n_sample : ndarray (G,)
         ``|g|`` and the sample size ``n_g`` of every group (indexed by group id).
+    rng : numpy.random.Generator or None
+        Draws the one uniform offset per group, unless ``uniform`` is given.
+    uniform : ndarray (G,) of float in [0, 1), optional
+        The offsets, drawn by the caller (the release: :mod:`core.rng`,
+        counter = group id).
 
     Returns
     -------
@@ -465,14 +491,15 @@ def sample_counts(pair_group: np.ndarray, pair_count: np.ndarray, size: np.ndarr
     offset[present] = before[starts[present]]
     hi = csum - offset[pair_group]
     lo = before - offset[pair_group]
-    u = (rng.random(len(size)) * size).astype(np.int64)  # uniform on 0..|g|-1
+    u01 = rng.random(len(size)) if uniform is None else np.asarray(uniform, dtype=float)
+    u = np.minimum((u01 * size).astype(np.int64), np.maximum(size - 1, 0))  # uniform on 0..|g|-1
     uu = u[pair_group]
     extra = (hi + uu) // g_size - (lo + uu) // g_size
     return base + extra
 
 
 def duplicates(record_group: np.ndarray, size: np.ndarray, n_sample: np.ndarray,
-               rng: np.random.Generator) -> np.ndarray:
+               rng: np.random.Generator | None, uniform: np.ndarray | None = None) -> np.ndarray:
     """Scaling step of Algorithm 1: copies of each sampled (randomised) record.
 
     Each of a group's ``n_g`` sampled records is published
@@ -486,6 +513,9 @@ def duplicates(record_group: np.ndarray, size: np.ndarray, n_sample: np.ndarray,
     record_group : ndarray (S,)
         Group of each sampled record, sorted by group.
     size, n_sample : ndarray (G,)
+    rng : numpy.random.Generator or None
+        Draws one uniform per sampled record (which records get the extra
+        copies), unless ``uniform`` (S,) is given.
 
     Returns
     -------
@@ -500,7 +530,7 @@ def duplicates(record_group: np.ndarray, size: np.ndarray, n_sample: np.ndarray,
     ns = n_sample[record_group]
     base = size[record_group] // ns
     extra_n = size[record_group] % ns
-    order = np.lexsort((rng.random(k), record_group))
+    order = np.lexsort((rng.random(k) if uniform is None else np.asarray(uniform), record_group))
     rank = np.empty(k, dtype=np.int64)
     starts = np.searchsorted(record_group, record_group)  # first index of each record's group
     rank[order] = np.arange(k) - starts[order]
@@ -598,6 +628,43 @@ def algorithm1(sa_codes: np.ndarray, an: Analysis, rng: np.random.Generator) -> 
         rows = order[an.resample[g.group[order]]]
         out[rows] = scaled
     return out, sampled
+
+
+class ReconstructionPlan(Plan):
+    """Algorithm 1 as a plan: UP (purpose ``"up"``, as :class:`core.mechanisms.uniform.UniformPlan`) for
+    records of open micro groups; for each resampled group, its scaled sequence of published values.
+
+    Drawn in :meth:`Reconstruction.plan`, at group level: each resampled
+    group's sample counts (one uniform per group, purpose ``"rp-sample"``,
+    counter = group id), its sampled records' UP draws (purpose
+    ``"rp-value"``, counter = the sampled record's index among all sampled
+    records, group by group) and which sampled records get an extra copy
+    (purpose ``"rp-copies"``, same counter).  A record of a resampled group
+    takes the value at its rank in its group (``rank_by = "qi"``) of the
+    group's sequence ``repeat(y, copies)``: the paper leaves which of a
+    group's identical-QI records gets which scaled value open, and rows of
+    a micro group share all QI values, so position decides.  Without any
+    resampled group the plan ranks nothing and the release is UP's,
+    record for record.
+    """
+
+    def __init__(self, seed: int, sa: str, p: float, m: int, resampled: np.ndarray, scaled_start: np.ndarray,
+                 values: np.ndarray, cum_copies: np.ndarray, **fields):
+        super().__init__(seed=seed, rank_by="qi" if len(values) else None, **fields)
+        self.sa, self.p, self.m = sa, float(p), int(m)
+        self.resampled = resampled          # (G,) bool
+        self.scaled_start = scaled_start    # (G,) int64: first index of the group's scaled values
+        self.values = values                # (S,) the sampled records' published values
+        self.cum_copies = cum_copies        # (S,) int64: cumulative copies, group by group
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        out = perturb_keyed(chunk.sa, self.p, self.m, self.seed, "up", chunk.start)
+        if chunk.key is not None:
+            rs = np.flatnonzero(self.resampled[chunk.key])
+            if len(rs):
+                pos = self.scaled_start[chunk.key[rs]] + chunk.rank[rs]
+                out[rs] = self.values[np.searchsorted(self.cum_copies, pos, side="right")]
+        return {self.sa: out}
 
 
 # ----------------------------------------------------------------- attack simulation
@@ -700,15 +767,44 @@ class Reconstruction(Mechanism):
                 suggestion={"p": best} if best > 0 else None,
             )
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        d = self.derived(data, values)
-        p, m = d["p"], data.m
-        an = self.analysis(data, values)
-        g = an.groups
-        sa, sampled = algorithm1(data.sa_codes, an, rng)
-        trials = np.where(an.resample, an.n_sample, g.size)
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> ReconstructionPlan:
+        """Algorithm 1 from the micro groups' counts (:class:`ReconstructionPlan` says what is drawn where)."""
+        d = self.derived(summary, values)
+        p, m, n = d["p"], summary.m, summary.n
+        g = micro_groups_of(summary)
+        an = analyse(g, p, m, values["lambda"], values["delta"], values["bound"])
+        rs = an.resample
+        sampled = g.pair_count.copy()
+        scaled_start = np.zeros(g.n_groups, dtype=np.int64)
+        y = np.zeros(0, dtype=summary.sa.dtype)
+        cum = np.zeros(0, dtype=np.int64)
+        rs_pairs = rs[g.pair_group]
+        if rs_pairs.any():
+            pg, pv = g.pair_group[rs_pairs], g.pair_value[rs_pairs]
+            u = _rng.uniforms(seed, "rp-sample", 0, g.n_groups)
+            counts = sample_counts(pg, g.pair_count[rs_pairs], g.size, an.n_sample, None, uniform=u)
+            sampled[rs_pairs] = counts
+            rec_group = np.repeat(pg, counts)
+            rec_value = np.repeat(pv, counts)
+            y = perturb_keyed(rec_value, p, m, seed, "rp-value", 0)
+            copies = duplicates(rec_group, g.size, an.n_sample, None,
+                                uniform=_rng.uniforms(seed, "rp-copies", 0, len(rec_group)))
+            cum = np.cumsum(copies).astype(np.int64)
+            sizes = np.where(rs, g.size, 0)
+            scaled_start = (np.cumsum(sizes) - sizes).astype(np.int64)
+        trials = np.where(rs, an.n_sample, g.size)
         after = group_violates(trials, g.pair_group, sampled, p, m, an.lam, an.delta, an.family)
-        order = shuffled(rng, data.n)
+        pub = self._published(summary, values, d, an, after, trials)
+        return ReconstructionPlan(seed, summary.sa_name, p, m, rs.copy(), scaled_start, y, cum,
+                                  labels={summary.sa_name: summary.sa_labels}, **pub)
+
+    def _published(self, summary: Combos, values, d, an: Analysis, after, trials) -> dict[str, Any]:
+        """The published metadata, privacy figures, notes and state of a release (module docstring)."""
+        p, m, n = d["p"], summary.m, summary.n
+        g = an.groups
+        data = summary
         rs = an.resample
         gap = g.size - an.s_g
         privacy = {
@@ -735,14 +831,9 @@ class Reconstruction(Mechanism):
         else:
             notes.append(f"All {g.n_groups:,} micro groups pass the (λ = {an.lam:g}, δ = {an.delta:g}) test under "
                          f"plain uniform perturbation; the release is plain UP.")
-        return Published(
-            tables={"release": qi_table(data, order, sa)},
-            published={"p": p, "m": m, "gamma": d["gamma"], "lambda": an.lam, "delta": an.delta,
-                       "bound": an.family, "domain": [str(v) for v in data.sa_labels]},
-            privacy=privacy,
-            notes=tuple(notes),
-            state={"p": p, "m": m},
-        )
+        return dict(published={"p": p, "m": m, "gamma": d["gamma"], "lambda": an.lam, "delta": an.delta,
+                               "bound": an.family, "domain": [str(v) for v in summary.sa_labels]},
+                    privacy=privacy, notes=tuple(notes), state={"p": p, "m": m})
 
     # ---------------------------------------------------------- guarantee
     def promise(self, values: Mapping[str, Any]) -> str:

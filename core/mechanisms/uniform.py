@@ -31,9 +31,12 @@ from ..counting import QueryBatch
 from .. import guarantee as G
 from ..errors import ParameterError
 from ..params import Param
-from ..release import Published, Release
+from .. import rng as _rng
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
+from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, observed, qi_table, shuffled
+from .base import Mechanism, observed
 
 RHO1 = Param("rho1", "ρ₁", "Prior belief bound: values believed with at most this probability beforehand are protected.",
              1 / 13, low=0, high=1, closed="neither", step=0.005, safer="higher", paper="seed 002 §6.2: 1/13")
@@ -90,9 +93,46 @@ def rho_verdict(name: str, promise: str, data: Dataset, p: float, m: int, rho1: 
 
 
 def perturb(sa: np.ndarray, p: float, m: int, rng: np.random.Generator) -> np.ndarray:
-    """Keep each value with probability p, else draw uniformly from 0..m-1 (vectorised)."""
+    """Keep each value with probability p, else draw uniformly from 0..m-1 (vectorised, numpy generator).
+
+    The releases use :func:`perturb_keyed` (draws keyed by record); this
+    form stays for simulations that draw many independent releases.
+    """
     keep = rng.random(len(sa)) < p
     return np.where(keep, sa, rng.integers(0, m, size=len(sa))).astype(sa.dtype)
+
+
+def perturb_keyed(sa: np.ndarray, p, m, seed: int, purpose: str, start: int) -> np.ndarray:
+    """UP's draw for records ``start .. start + len(sa) - 1``: keep with probability p, else uniform on 0..m-1.
+
+    Two words of the record's block of ``purpose`` (:mod:`core.rng`): the
+    first decides keep (``u < p``), the second the replacement value
+    (``floor(u m)``, possibly the record's own), so the draw of a record
+    does not depend on the batch it is in.  ``p`` and ``m`` may be one per
+    record (SDR's sub-tables, RP's sampled records).
+    """
+    sa = np.asarray(sa)
+    u = _rng.uniforms(seed, purpose, start, len(sa), 2)
+    m = np.asarray(m, dtype=np.float64)
+    other = np.minimum(np.floor(u[:, 1] * m), m - 1).astype(np.int64)
+    return np.where(u[:, 0] < p, sa, other).astype(sa.dtype)
+
+
+class UniformPlan(Plan):
+    """UP's plan: retention ``p`` over ``m`` values; no ranks (per-record draws of purpose ``"up"`` only)."""
+
+    def __init__(self, seed: int, sa: str, p: float, m: int, n: int, **fields):
+        super().__init__(seed=seed, **fields)
+        self.sa, self.p, self.m, self.n = sa, float(p), int(m), int(n)
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        return {self.sa: perturb_keyed(chunk.sa, self.p, self.m, self.seed, "up", chunk.start)}
+
+    def tally(self, chunk: Chunk, out) -> dict[str, int]:
+        return {"unchanged": int(np.count_nonzero(out[self.sa] == chunk.sa))}
+
+    def finish(self, totals) -> dict[str, Any]:
+        return {"share_unchanged": totals.get("unchanged", 0) / self.n if self.n else 0.0}
 
 
 def mle(observed_count: np.ndarray, set_size: np.ndarray, selected: np.ndarray, p: float, m: int) -> np.ndarray:
@@ -141,17 +181,20 @@ class Uniform(Mechanism):
         out["rho2_guaranteed"] = g * r1 / (1 - r1 + g * r1) if np.isfinite(g) else 1.0
         return out
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        d = self.derived(data, values)
-        p, m = d["p"], data.m
-        sa = perturb(data.sa_codes, p, m, rng)
-        order = shuffled(rng, data.n)
-        kept = float(np.mean(sa == data.sa_codes))
-        return Published(
-            tables={"release": qi_table(data, order, sa)},
-            published={"p": p, "m": m, "gamma": d["gamma"], "domain": [str(v) for v in data.sa_labels]},
-            privacy={"gamma": d["gamma"], "rho1": values["rho1"], "rho2_guaranteed": d["rho2_guaranteed"],
-                     "share_unchanged": kept},
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> UniformPlan:
+        """Every record keeps its value with probability p, else a uniform one (:func:`perturb_keyed`, purpose ``"up"``).
+
+        ``privacy.share_unchanged`` is tallied over the records.
+        """
+        d = self.derived(summary, values)
+        p, m = d["p"], summary.m
+        return UniformPlan(
+            seed, summary.sa_name, p, m, summary.n,
+            labels={summary.sa_name: summary.sa_labels},
+            published={"p": p, "m": m, "gamma": d["gamma"], "domain": [str(v) for v in summary.sa_labels]},
+            privacy={"gamma": d["gamma"], "rho1": values["rho1"], "rho2_guaranteed": d["rho2_guaranteed"]},
             state={"p": p, "m": m},
         )
 

@@ -365,7 +365,10 @@ def metric_parts(key: str, value: Any, scope: str | None = None) -> tuple[str, s
 
 # ---------------------------------------------------------------- session files
 def open_session(data: bytes, filename: str) -> tuple[str, str]:
-    """Check a session file whole, then apply it; return ``(kind, sentence)``: ``"success"`` or ``"error"``.
+    """Check a session file whole, then apply it; return ``(kind, sentence)``: ``"success"``, ``"warning"`` or ``"error"``.
+
+    ``"warning"``: opened, but saved with another randomness version
+    (:func:`core.rng.mismatch`): the same seeds give other releases here.
 
     The table it names must be at hand with the same content hash: the
     table embedded in the file, the bundled sample it names, or the upload
@@ -399,8 +402,12 @@ def open_session(data: bytes, filename: str) -> tuple[str, str]:
     except Exception as exc:  # a reader failure on a hostile file: still one sentence
         return "error", (f"'{filename}' could not be opened as a session file ({type(exc).__name__}); nothing "
                          "was changed.")
+    from core import rng
+
     state.apply_session(session, upload)
     n = len(session.pins)
-    return "success", (f"Opened '{filename}': {session.table.describe()}, {len(session.history)} settings in the "
-                       f"history, {n} pin{'s' if n != 1 else ''}"
-                       + (", a decision record" if session.decision else "") + ".")
+    opened = (f"Opened '{filename}': {session.table.describe()}, {len(session.history)} settings in the "
+              f"history, {n} pin{'s' if n != 1 else ''}" + (", a decision record" if session.decision else "") + ".")
+    differs = rng.mismatch(session.randomness, "Its releases",
+                           "the settings, pins and decision are kept, the releases shown here are this version's")
+    return ("warning", f"{opened} {differs}") if differs else ("success", opened)

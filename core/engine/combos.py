@@ -1,0 +1,277 @@
+"""Compact counts of a bound table: its distinct (QI..., SA) combinations with their counts.
+
+:class:`Combos` is the summary every plan is built from
+(:mod:`core.engine.protocol`): SA counts, micro-group (QI combination)
+counts and sizes, value counts per group, medians ... are all functions of
+it.  It is built locally from a :class:`core.table.Dataset`
+(:meth:`Combos.of`) or per partition and merged (:meth:`Combos.merge`, the
+Dask engine), and its weighted :meth:`Combos.records` answer any count
+query (QI predicate x SA set) exactly as the table would.
+
+Rows are sorted lexicographically by (QI codes..., SA code), so the rows of
+one QI combination are contiguous and QI combinations are numbered in the
+same lexicographic order (:meth:`Combos.qi_groups`), which is the order of
+:func:`core.mechanisms.reconstruction.group_ids` on the table.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..counting import Records
+
+#: mixed-radix keys are used while the product of the domains stays below this
+_KEY_LIMIT = 2 ** 62
+
+
+def _fits(domains: Sequence[int]) -> bool:
+    span = 1
+    for d in domains:
+        span *= max(int(d), 1)
+        if span >= _KEY_LIMIT:
+            return False
+    return True
+
+
+def _mixed_key(cols: Sequence[np.ndarray], domains: Sequence[int]) -> np.ndarray:
+    """``((c0 * d1 + c1) * d2 + c2) ...`` as int64: increasing in the lexicographic order of the codes."""
+    n = len(cols[0]) if cols else 0
+    key = np.zeros(n, dtype=np.int64)
+    for col, dom in zip(cols, domains):
+        key *= max(int(dom), 1)
+        key += np.asarray(col, dtype=np.int64)
+    return key
+
+
+def _unmix(key: np.ndarray, domains: Sequence[int]) -> list[np.ndarray]:
+    out = []
+    for dom in reversed(domains):
+        dom = max(int(dom), 1)
+        out.append(key % dom)
+        key = key // dom
+    return out[::-1]
+
+
+def _aggregate(cols: Sequence[np.ndarray], domains: Sequence[int], weights: np.ndarray | None
+               ) -> tuple[list[np.ndarray], np.ndarray]:
+    """Distinct rows of ``cols`` in lexicographic order, with their (weighted) counts as int64."""
+    n = len(cols[0])
+    if _fits(domains):
+        key = _mixed_key(cols, domains)
+        span = int(np.prod([max(int(d), 1) for d in domains], dtype=object))
+        if weights is None and span <= max(4 * n, 1 << 16):
+            flat = np.bincount(key, minlength=span)
+            uniq = np.flatnonzero(flat).astype(np.int64)
+            count = flat[uniq].astype(np.int64)
+        else:
+            codes, uniq = pd.factorize(key, sort=True)
+            count = np.bincount(codes, weights=weights, minlength=len(uniq))
+            count = np.rint(count).astype(np.int64) if weights is not None else count.astype(np.int64)
+            uniq = np.asarray(uniq, dtype=np.int64)
+        return _unmix(uniq, domains), count
+    frame = pd.DataFrame({f"c{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(cols)})
+    frame["w"] = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    grouped = frame.groupby([f"c{j}" for j in range(len(cols))], sort=True)["w"].sum()
+    return ([grouped.index.get_level_values(j).to_numpy(np.int64) for j in range(len(cols))],
+            grouped.to_numpy(np.int64))
+
+
+@dataclass(frozen=True, eq=False)
+class Combos:
+    """The distinct (QI..., SA) combinations of a bound table and how many records hold each.
+
+    Attributes
+    ----------
+    qi : tuple of ndarray (C,) of int64
+        QI codes of each combination, one array per QI column.
+    sa : ndarray (C,) of int64
+        SA code of each combination.
+    count : ndarray (C,) of int64
+        Records holding it (all > 0).
+    domains : tuple of int
+        QI domain sizes (labels per QI column).
+    m : int
+        SA domain size.
+    sa_name, qi_names : str, tuple of str, optional
+        Column names of the bound table (set by :meth:`of`).
+    sa_labels, qi_labels : ndarray, tuple of ndarray, optional
+        The labels the codes index (set by :meth:`of`; plans publish them,
+        e.g. UP's domain).
+    """
+
+    qi: tuple[np.ndarray, ...]
+    sa: np.ndarray
+    count: np.ndarray
+    domains: tuple[int, ...]
+    m: int
+    sa_name: str | None = None
+    qi_names: tuple[str, ...] = ()
+    sa_labels: np.ndarray | None = None
+    qi_labels: tuple[np.ndarray, ...] = ()
+
+    # ---------------------------------------------------------- building
+    @classmethod
+    def of(cls, data) -> "Combos":
+        """The combinations of a :class:`core.table.Dataset` (memoised per dataset object).
+
+        Codes of any integer dtype are accepted; the table is read once.
+        """
+        cached = _CACHE.get(data)
+        if cached is not None:
+            return cached
+        out = cls.from_codes(data.qi_codes, data.sa_codes, data.domains, data.m).named(
+            data.sa, data.qi, data.sa_labels, data.qi_labels)
+        try:
+            _CACHE[data] = out
+        except TypeError:  # an object that cannot be weakly referenced: not memoised
+            pass
+        return out
+
+    @classmethod
+    def from_codes(cls, qi_codes: Sequence[np.ndarray], sa_codes: np.ndarray, domains: Sequence[int], m: int,
+                   weights: np.ndarray | None = None) -> "Combos":
+        """The combinations of code columns (one partition's, or a whole table's)."""
+        domains = tuple(int(d) for d in domains)
+        cols, count = _aggregate([*qi_codes, sa_codes], (*domains, int(m)), weights)
+        return cls(qi=tuple(cols[:-1]), sa=cols[-1], count=count, domains=domains, m=int(m))
+
+    def named(self, sa_name: str, qi_names, sa_labels, qi_labels) -> "Combos":
+        """The same counts with the bound table's column names and labels."""
+        return replace(self, sa_name=sa_name, qi_names=tuple(qi_names), sa_labels=sa_labels,
+                       qi_labels=tuple(qi_labels))
+
+    @classmethod
+    def merge(cls, parts: Sequence["Combos"]) -> "Combos":
+        """The combinations of a table from those of its parts (counts of equal combinations added)."""
+        parts = list(parts)
+        if not parts:
+            raise ValueError("merge needs at least one part")
+        first = parts[0]
+        if len(parts) == 1:
+            return first
+        for p in parts[1:]:
+            if p.domains != first.domains or p.m != first.m:
+                raise ValueError("parts to merge must share their domains")
+        qi = [np.concatenate([p.qi[j] for p in parts]) for j in range(len(first.domains))]
+        sa = np.concatenate([p.sa for p in parts])
+        count = np.concatenate([p.count for p in parts])
+        out = cls.from_codes(qi, sa, first.domains, first.m, weights=count)
+        return out.named(first.sa_name, first.qi_names, first.sa_labels, first.qi_labels)
+
+    # ---------------------------------------------------------- figures
+    def __len__(self) -> int:
+        return len(self.count)
+
+    @property
+    def n(self) -> int:
+        """Records in the table."""
+        return int(self.count.sum())
+
+    @cached_property
+    def sa_counts(self) -> np.ndarray:
+        """Records per SA value, ``(m,)`` int64."""
+        return np.bincount(self.sa, weights=self.count, minlength=self.m).astype(np.int64)
+
+    @cached_property
+    def _qi_start(self) -> np.ndarray:
+        """Index of the first row of each QI combination (rows are sorted by QI first)."""
+        if len(self) == 0:
+            return np.zeros(0, dtype=np.int64)
+        new = np.zeros(len(self), dtype=bool)
+        new[0] = True
+        for col in self.qi:
+            new[1:] |= col[1:] != col[:-1]
+        return np.flatnonzero(new)
+
+    def qi_groups(self) -> tuple[np.ndarray, int]:
+        """``(group of each row, number of groups)``: the distinct QI combinations, numbered in lexicographic order."""
+        step = np.zeros(len(self), dtype=np.int64)
+        step[self._qi_start[1:]] = 1
+        return np.cumsum(step), len(self._qi_start)
+
+    @property
+    def n_qi_groups(self) -> int:
+        return len(self._qi_start)
+
+    def qi_sizes(self) -> np.ndarray:
+        """Records per QI combination (micro group), in :meth:`qi_groups` order."""
+        return np.add.reduceat(self.count, self._qi_start) if len(self) else np.zeros(0, dtype=np.int64)
+
+    def records(self) -> Records:
+        """The table as weighted :class:`core.counting.Records` (one row per combination, weight = count)."""
+        return Records(self.qi, self.domains, self.sa, self.m, weights=self.count.astype(np.float64))
+
+    # ---------------------------------------------------------- lookups
+    @cached_property
+    def _row_keys(self):
+        return _Keys([*self.qi, self.sa], (*self.domains, self.m))
+
+    @cached_property
+    def _group_keys(self):
+        start = self._qi_start
+        return _Keys([c[start] for c in self.qi], self.domains)
+
+    def row_of(self, qi_codes: Sequence[np.ndarray], sa_codes: np.ndarray) -> np.ndarray:
+        """Index of each record's (QI..., SA) combination among the rows (records must be of this table)."""
+        return self._row_keys.lookup([*qi_codes, sa_codes])
+
+    def group_of(self, qi_codes: Sequence[np.ndarray]) -> np.ndarray:
+        """Index of each record's QI combination among :meth:`qi_groups` (records must be of this table)."""
+        return self._group_keys.lookup(list(qi_codes))
+
+    def key_of(self, rank_by: str | None, qi_codes: Sequence[np.ndarray], sa_codes: np.ndarray
+               ) -> tuple[np.ndarray | None, int]:
+        """The rank key of each record for ``rank_by`` (:mod:`core.engine.protocol`) and the number of keys."""
+        if rank_by is None:
+            return None, 0
+        if rank_by == "sa":
+            return np.asarray(sa_codes, dtype=np.int64), self.m
+        if rank_by == "qi":
+            return self.group_of(qi_codes), self.n_qi_groups
+        if rank_by == "qi_sa":
+            return self.row_of(qi_codes, sa_codes), len(self)
+        raise ValueError(f"unknown rank key {rank_by!r}")
+
+
+class _Keys:
+    """Sorted distinct code tuples and a lookup of records into them (exact, no hashing collisions).
+
+    While the product of the domains fits, a tuple's key is its mixed-radix
+    number; otherwise columns are folded one at a time, each prefix replaced
+    by its index among the distinct prefixes, so keys never overflow.
+    """
+
+    def __init__(self, cols: Sequence[np.ndarray], domains: Sequence[int]):
+        self.domains = tuple(max(int(d), 1) for d in domains)
+        self.direct = _fits(self.domains)
+        if self.direct:
+            self.keys = _mixed_key(cols, self.domains)
+            return
+        self.levels = []  # sorted distinct prefix keys per level
+        key = np.asarray(cols[0], dtype=np.int64)
+        for j in range(1, len(cols)):
+            uniq = np.unique(key)
+            self.levels.append(uniq)
+            key = np.searchsorted(uniq, key).astype(np.int64) * self.domains[j] + np.asarray(cols[j], dtype=np.int64)
+        self.keys = key
+
+    def lookup(self, cols: Sequence[np.ndarray]) -> np.ndarray:
+        if self.direct:
+            key = _mixed_key(cols, self.domains)
+        else:
+            key = np.asarray(cols[0], dtype=np.int64)
+            for j in range(1, len(cols)):
+                key = (np.searchsorted(self.levels[j - 1], key).astype(np.int64) * self.domains[j]
+                       + np.asarray(cols[j], dtype=np.int64))
+        return np.searchsorted(self.keys, key).astype(np.int64)
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+__all__ = ["Combos"]

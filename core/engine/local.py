@@ -1,0 +1,191 @@
+"""The local engine: run a plan over a :class:`core.table.Dataset` in batches, in one process.
+
+``publish(data, mechanism, values, seed)`` is the whole release path of a
+planned mechanism (:mod:`core.engine.protocol`):
+
+1. :meth:`core.engine.combos.Combos.of` summarises the table (one pass);
+2. ``mechanism.plan(combos, values, seed)`` decides everything table-wide;
+3. :func:`run` applies the plan to batches of ``batch_rows`` records,
+   giving each record its key and rank over the whole table (the counts of
+   earlier batches carried forward), and adds the plan's tallies;
+4. the records are put in the published order: sorted by
+   :func:`core.rng.order_keys` of the seed, ties by position
+   (:func:`published_order`).
+
+The release does not depend on ``batch_rows``: every draw is keyed by the
+record's position (:mod:`core.rng`) and every rank is counted over the
+whole table (tests: one batch, 7 rows and 1,000 rows give the same bytes).
+
+Partitioned output (``--out DIR``): part ``b`` holds the records whose order
+key has top bits ``b``, ``B = parts_bits(n)`` bits, chosen from ``n`` only so
+that both engines write the same parts; in the published order the parts
+are contiguous slices (:func:`part_bounds`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import rng as _rng
+from ..release import CodedTable, Published
+from .combos import Combos
+from .protocol import Chunk, Plan, add_tallies, ranks
+
+#: records per batch by default (about 40 MB of codes and draws per batch on a census table)
+DEFAULT_BATCH = 1 << 20
+#: a part of a partitioned output holds at most this many records (the exponent: 2**21, about 2.1M)
+PART_ROWS_LOG2 = 21
+
+
+def parts_bits(n: int) -> int:
+    """Top bits of the order key that name a record's part: the smallest ``B`` with ``n / 2**B <= 2**21``.
+
+    A function of ``n`` only, so every engine cuts the same parts (about 1
+    to 2.1M records each; 0 bits, one part, up to 2,097,152 records).
+    """
+    n = int(n)
+    return 0 if n <= 1 else ((n - 1) >> PART_ROWS_LOG2).bit_length()
+
+
+def _argsort_exact(keys: np.ndarray) -> np.ndarray:
+    """``argsort`` by key, ties by position (quicksort, then a stable sort only if a tie occurred)."""
+    order = np.argsort(keys)
+    sk = keys[order]
+    if len(sk) > 1 and np.any(sk[1:] == sk[:-1]):
+        return np.argsort(keys, kind="stable")
+    return order
+
+
+def published_order(keys: np.ndarray) -> np.ndarray:
+    """Positions sorted by order key, ties by position: the published order of the records.
+
+    Sorted part by part (records grouped by the top :func:`parts_bits`
+    bits with a radix sort, then each part sorted on its own), which keeps
+    each sort in cache: 10M keys take about a third of a plain stable
+    argsort's time.
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    n = len(keys)
+    bits = parts_bits(n)
+    if bits == 0:
+        return _argsort_exact(keys)
+    top = (keys >> np.uint64(64 - bits)).astype(np.uint32 if bits > 16 else np.uint16)
+    by_part = np.argsort(top, kind="stable")  # positions grouped by part, increasing inside each
+    bounds = np.searchsorted(top[by_part], np.arange((1 << bits) + 1))
+    out = np.empty(n, dtype=np.int64)
+    for b in range(1 << bits):
+        lo, hi = bounds[b], bounds[b + 1]
+        if hi > lo:
+            idx = by_part[lo:hi]
+            out[lo:hi] = idx[_argsort_exact(keys[idx])]
+    return out
+
+
+def part_bounds(sorted_keys: np.ndarray, bits: int) -> np.ndarray:
+    """Start of each part in keys sorted ascending (``2**bits + 1`` bounds; part b is ``[bounds[b], bounds[b+1])``)."""
+    if bits == 0:
+        return np.array([0, len(sorted_keys)], dtype=np.int64)
+    top = np.asarray(sorted_keys, dtype=np.uint64) >> np.uint64(64 - bits)
+    return np.searchsorted(top, np.arange((1 << bits) + 1, dtype=np.uint64)).astype(np.int64)
+
+
+def chunks(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None = None):
+    """The :class:`Chunk` of every batch of ``data``, with keys and whole-table ranks for ``plan.rank_by``."""
+    n = data.n
+    batch = int(batch_rows or DEFAULT_BATCH)
+    if batch < 1:
+        raise ValueError("batch_rows must be at least 1")
+    if plan.rank_by in ("qi", "qi_sa") and combos is None:
+        combos = Combos.of(data)
+    before = None
+    for start in range(0, n, batch):
+        stop = min(n, start + batch)
+        qi = tuple(c[start:stop] for c in data.qi_codes)
+        sa = data.sa_codes[start:stop]
+        key = rank = None
+        if plan.rank_by == "sa":
+            key, n_keys = np.asarray(sa, dtype=np.int64), data.m
+        elif plan.rank_by is not None:
+            key, n_keys = combos.key_of(plan.rank_by, qi, sa)
+        if key is not None:
+            if before is None:
+                before = np.zeros(n_keys, dtype=np.int64)
+            rank, counts = ranks(key, n_keys, before)
+            before += counts
+        yield Chunk(start=start, qi=qi, sa=sa, key=key, rank=rank)
+
+
+def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None = None) -> Published:
+    """Apply ``plan`` to every record of ``data`` in batches; the :class:`core.release.Published` in published order.
+
+    Parameters
+    ----------
+    data : core.table.Dataset
+        Anything with ``n``, ``m``, ``qi``, ``qi_codes``, ``qi_labels``,
+        ``sa_codes`` and ``domains`` (codes of any integer dtype).
+    plan : Plan
+    batch_rows : int, optional
+        Records per batch (default :data:`DEFAULT_BATCH`); the release is
+        the same for every value.
+    combos : Combos, optional
+        The table's summary, when the caller has it.
+    """
+    n = data.n
+    cols: dict[str, np.ndarray] = {}
+    keep = None
+    totals: dict[str, int] = {}
+    expected = set(plan.labels)
+    for chunk in chunks(data, plan, batch_rows, combos):
+        out = plan.apply(chunk)
+        got = set(out) - {"_keep"}
+        if got != expected:
+            raise RuntimeError(f"the plan's apply returned columns {sorted(got)}, not {sorted(expected)}")
+        lo, hi = chunk.start, chunk.stop
+        for name, values in out.items():
+            values = np.asarray(values)
+            if name == "_keep":
+                if keep is None:
+                    keep = np.ones(n, dtype=bool)
+                keep[lo:hi] = values
+                continue
+            if name not in cols:
+                cols[name] = np.empty(n, dtype=values.dtype)
+            elif cols[name].dtype != values.dtype:
+                raise RuntimeError(f"the plan's column {name} changed dtype between batches")
+            cols[name][lo:hi] = values
+        totals = add_tallies(totals, plan.tally(chunk, out))
+    tables: dict[str, CodedTable] = {}
+    if plan.table is not None:
+        order = record_order(plan.seed, n, keep)
+        columns: dict[str, np.ndarray] = {}
+        labels: dict[str, np.ndarray | None] = {}
+        if plan.keep_qi:
+            for j, c in enumerate(data.qi):
+                columns[c], labels[c] = data.qi_codes[j][order], data.qi_labels[j]
+        for name, lab in plan.labels.items():
+            col = cols.get(name, np.empty(0, dtype=np.int64))
+            columns[name], labels[name] = col[order] if len(col) else col, lab
+        tables[plan.table] = CodedTable(columns=columns, labels=labels)
+    return plan.published_result(tables, totals)
+
+
+def record_order(seed: int, n: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """Positions of the published records in published order (``keep``: records left in the release)."""
+    keys = _rng.order_keys(seed, 0, n)
+    if keep is None:
+        return published_order(keys)
+    idx = np.flatnonzero(keep)
+    return idx[published_order(keys[idx])]
+
+
+def publish(data, mechanism, values: Mapping[str, Any], seed: int, batch_rows: int | None = None) -> Published:
+    """Plan from the table's :class:`Combos`, apply in batches, publish (the local engine's release)."""
+    combos = Combos.of(data)
+    plan = mechanism.plan(combos, values, seed)
+    return run(data, plan, batch_rows, combos)
+
+
+__all__ = ["DEFAULT_BATCH", "parts_bits", "published_order", "part_bounds", "chunks", "run", "record_order",
+           "publish"]

@@ -1,0 +1,210 @@
+"""core.engine: Combos, ranks, the published order, and planned mechanisms' releases across batch sizes."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from core import mechanisms, release as rel, rng, table
+from core.engine import local
+from core.engine.combos import Combos
+from core.engine.protocol import Chunk, Plan, ranks
+
+
+def _dataset(n=3000, seed=0, dtype=np.int32, m=9):
+    g = np.random.default_rng(seed)
+    frame = {"a": g.integers(0, 5, n), "b": g.integers(0, 40, n), "c": g.choice(["x", "y", "z"], n),
+             "s": g.choice([f"v{i}" for i in range(m)], n, p=np.linspace(1, 2, m) / np.linspace(1, 2, m).sum())}
+    import pandas as pd
+
+    data = table.bind(table.make_table(pd.DataFrame(frame), "toy"), "s", ["a", "b", "c"])
+    if dtype != np.int32:
+        import dataclasses
+
+        data = dataclasses.replace(data, sa_codes=data.sa_codes.astype(dtype),
+                                   qi_codes=tuple(c.astype(dtype) for c in data.qi_codes))
+    return data
+
+
+def _bytes(release):
+    """Every table (codes, labels) and the manifest, as bytes."""
+    h = hashlib.sha256()
+    for name, t in release.tables.items():
+        h.update(name.encode())
+        for col, values in t.columns.items():
+            h.update(col.encode() + str(values.dtype).encode() + np.ascontiguousarray(values).tobytes())
+        h.update(rel.csv_bytes(t.to_frame()))
+    h.update(rel.manifest_bytes(release))
+    return h.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def adult():
+    return table.load_dataset("adult")
+
+
+# ---------------------------------------------------------------- Combos
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint16])
+def test_combos_count_every_combination_and_merge_partitions(dtype):
+    data = _dataset(dtype=dtype)
+    c = Combos.of(data)
+    assert c.n == data.n and c.count.min() > 0
+    rows = np.stack([*data.qi_codes, data.sa_codes], axis=1).astype(np.int64)
+    uniq, counts = np.unique(rows, axis=0, return_counts=True)  # lexicographic, as Combos
+    assert np.array_equal(np.stack([*c.qi, c.sa], axis=1), uniq) and np.array_equal(c.count, counts)
+    assert np.array_equal(c.sa_counts, np.bincount(data.sa_codes, minlength=data.m))
+    cuts = [0, 1, 700, 701, 2500, data.n]
+    parts = [Combos.from_codes([q[a:b] for q in data.qi_codes], data.sa_codes[a:b], data.domains, data.m)
+             for a, b in zip(cuts, cuts[1:])]
+    merged = Combos.merge(parts[::-1])
+    assert np.array_equal(merged.count, c.count) and all(np.array_equal(x, y) for x, y in zip(merged.qi, c.qi))
+    # lookups: every record finds its combination and its QI group
+    row = c.row_of(data.qi_codes, data.sa_codes)
+    assert np.array_equal(c.sa[row], data.sa_codes) and np.array_equal(c.qi[1][row], data.qi_codes[1])
+    group, k = c.qi_groups()
+    assert np.array_equal(c.group_of(data.qi_codes), group[row])
+    assert np.array_equal(c.qi_sizes(), np.bincount(group[row], minlength=k))
+
+
+def test_combos_keys_do_not_overflow_with_huge_domains():
+    # domains whose product is far beyond 2**63: folded key, same answers
+    n = 500
+    g = np.random.default_rng(1)
+    qi = [g.integers(0, 3, n) * 1_000_000 for _ in range(4)]
+    sa = g.integers(0, 3, n)
+    c = Combos.from_codes(qi, sa, [3_000_001] * 4, 3)
+    uniq, counts = np.unique(np.stack([*qi, sa], axis=1), axis=0, return_counts=True)
+    assert np.array_equal(np.stack([*c.qi, c.sa], axis=1), uniq) and np.array_equal(c.count, counts)
+    row = c.row_of(qi, sa)
+    assert np.array_equal(c.sa[row], sa) and np.array_equal(c.qi[3][row], qi[3])
+
+
+def test_weighted_records_answer_the_workload_as_the_table():
+    from core.workload import data_records, seed000, true_answers
+
+    data = _dataset()
+    wl = seed000(data, queries=300, seed=2)
+    assert np.allclose(true_answers(Combos.of(data).records(), wl.batches),
+                       true_answers(data_records(data), wl.batches))
+
+
+# ---------------------------------------------------------------- ranks and order
+def test_ranks_over_the_whole_table_whatever_the_chunks():
+    key = np.random.default_rng(3).integers(0, 6, 1000)
+    whole, _ = ranks(key, 6)
+    for k in range(6):  # rank = how many earlier records share the key
+        assert np.array_equal(whole[key == k], np.arange((key == k).sum()))
+    before = np.zeros(6, dtype=np.int64)
+    parts = []
+    for a in range(0, 1000, 7):
+        r, c = ranks(key[a:a + 7], 6, before)
+        before += c
+        parts.append(r)
+    assert np.array_equal(np.concatenate(parts), whole)
+
+
+def test_parts_bits_depends_on_n_only_and_bounds_part_size():
+    assert local.parts_bits(0) == local.parts_bits(1) == local.parts_bits(2**21) == 0
+    assert local.parts_bits(2**21 + 1) == 1
+    for n in (5_000_000, 10**7, 10**8, 10**9):
+        b = local.parts_bits(n)
+        assert n / 2**b <= 2**21 < n / 2**(b - 1)
+
+
+@pytest.mark.slow
+def test_published_order_is_by_key_then_position():
+    keys = rng.order_keys(5, 0, 50_000)
+    keys[10:20] = keys[3]  # ties: by position
+    o = local.published_order(keys)
+    assert np.array_equal(o, np.lexsort((np.arange(len(keys)), keys)))
+    # the part-by-part sort (n above one part) gives the same order
+    big = rng.order_keys(6, 0, 2**21 + 5000)
+    o = local.published_order(big)
+    assert np.array_equal(o, np.argsort(big, kind="stable"))
+    b = local.parts_bits(len(big))
+    bounds = local.part_bounds(big[o], b)
+    assert bounds[0] == 0 and bounds[-1] == len(big) and len(bounds) == 2**b + 1
+    assert np.all(big[o][bounds[1]:] >> np.uint64(63) == 1) and np.all(big[o][:bounds[1]] >> np.uint64(63) == 0)
+
+
+class _EchoPlan(Plan):
+    """A plan returning each record's position, key and rank: what the engine gave it."""
+
+    def apply(self, chunk: Chunk):
+        n = len(chunk)
+        return {"pos": np.arange(chunk.start, chunk.start + n), "key": chunk.key, "rank": chunk.rank,
+                "_keep": (np.arange(chunk.start, chunk.start + n) % 3) != 0}
+
+    def tally(self, chunk, out):
+        return {"kept": int(out["_keep"].sum())}
+
+    def finish(self, totals):
+        return {"kept": totals["kept"]}
+
+
+@pytest.mark.parametrize("rank_by", ["sa", "qi", "qi_sa"])
+def test_the_engine_gives_whole_table_ranks_and_keeps_published_order(rank_by):
+    data = _dataset(800)
+    plan = _EchoPlan(seed=3, rank_by=rank_by, labels={"pos": None, "key": None, "rank": None})
+    a = local.run(data, plan, batch_rows=7)
+    b = local.run(data, plan, batch_rows=None)
+    t = a.tables["release"]
+    assert all(np.array_equal(t.columns[c], b.tables["release"].columns[c]) for c in t.columns)
+    pos = t.columns["pos"]
+    assert a.privacy["kept"] == len(pos) == np.count_nonzero(np.arange(data.n) % 3)
+    keys = rng.order_keys(3, 0, data.n)[pos]
+    assert np.all(keys[1:] >= keys[:-1])  # published order: by order key
+    key = np.empty(data.n, dtype=np.int64)
+    key[pos] = t.columns["key"]
+    rank = np.empty(data.n, dtype=np.int64)
+    rank[pos] = t.columns["rank"]
+    whole_key, _ = Combos.of(data).key_of(rank_by, data.qi_codes, data.sa_codes)
+    whole_rank, _ = ranks(whole_key, int(whole_key.max()) + 1)
+    assert np.array_equal(key[pos], whole_key[pos]) and np.array_equal(rank[pos], whole_rank[pos])
+    assert np.array_equal(t.columns["a"], data.qi_codes[0][pos])  # QI columns unchanged, same rows
+
+
+# ---------------------------------------------------------------- planned mechanisms
+PLANNED = [("uniform", {}), ("uniform", {"p": 0.3}), ("reconstruction", {"p": 0.46, "lambda": 0.5, "delta": 0.5}),
+           ("reconstruction", {"p": 0.3})]
+
+
+@pytest.mark.parametrize("name,raw", PLANNED)
+def test_same_release_byte_for_byte_whatever_the_batch_size(name, raw):
+    data = _dataset(3000)
+    assert mechanisms.get(name).planned
+    got = {b: _bytes(mechanisms.sanitize(data, name, raw, seed=11, batch_rows=b)) for b in (None, 7, 1000)}
+    assert len(set(got.values())) == 1, got
+    assert got[None] != _bytes(mechanisms.sanitize(data, name, raw, seed=12))
+
+
+@pytest.mark.slow
+def test_rp_resamples_and_each_resampled_group_repeats_its_sample(adult):
+    raw = {"p": 0.46, "lambda": 0.7, "delta": 0.5}
+    r7 = mechanisms.sanitize(adult, "reconstruction", raw, seed=4, batch_rows=4099)
+    r = mechanisms.sanitize(adult, "reconstruction", raw, seed=4)
+    assert _bytes(r7) == _bytes(r)
+    assert r.privacy["resampled_groups"] > 100 and r.privacy["violating_groups_after"] == 0
+    t = r.tables["release"]
+    c = Combos.of(adult)
+    from core.mechanisms.reconstruction import analyse, micro_groups_of
+
+    an = analyse(micro_groups_of(c), 0.46, adult.m, 0.7, 0.5)
+    grp = c.group_of([t.columns[q] for q in adult.qi])
+    assert np.array_equal(np.bincount(grp, minlength=an.groups.n_groups), an.groups.size)  # sizes kept
+    for gid in np.flatnonzero(an.resample)[:300]:
+        assert len(np.unique(t.columns[adult.sa][grp == gid])) <= an.n_sample[gid]
+
+
+def test_manifest_records_randomness_and_the_command_carries_it(adult):
+    r = mechanisms.sanitize(adult, "uniform", {}, seed=2)
+    man = json.loads(rel.manifest_bytes(r))
+    assert man["randomness"] == rng.VERSION
+    assert f"--randomness {rng.VERSION}" in man["reproduce"]
+
+
+def test_randomness_mismatch_is_one_sentence():
+    assert rng.mismatch(rng.VERSION, "x") is None
+    text = rng.mismatch(None, "The session 'a.json'", "give --randomness 1")
+    assert text.startswith("The session 'a.json' was drawn with randomness version 0") and text.endswith(".") and ". " not in text
