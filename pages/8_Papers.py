@@ -59,6 +59,8 @@ def _item(item: papers.Item) -> None:
     st.markdown(f"**{md(item.number)}**: {md(item.caption)}")
     st.caption(f"{item.section}. Stand-in: {item.standin}." + (f" Data differences: {item.differences}."
                                                                  if item.differences else ""))
+    if item.no_ratio:
+        st.caption(f"No ratio to the paper's times: {md(item.no_ratio)}.")
     if item.experiment is None:
         verdict, rows = papers.judge(item, None)
         store["verdicts"][key] = verdict
