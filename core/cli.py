@@ -295,10 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--json", action="store_true", help="print JSON")
 
-    def explorer_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("data", metavar="DATA", help="file path or sample name")
+    def explorer_args(p: argparse.ArgumentParser, session: bool = False) -> None:
+        # with --session (report) DATA and --sensitive may come from the session file
+        p.add_argument("data", metavar="DATA", nargs="?" if session else None,
+                       help="file path or sample name" + ("; with --session: the session's table unless given "
+                                                          "(an uploaded table's file, checked by content hash)"
+                                                          if session else ""))
         read_args(p)
-        p.add_argument("--sensitive", "--sa", required=True, metavar="COL", help="sensitive attribute column")
+        p.add_argument("--sensitive", "--sa", required=not session, metavar="COL", help="sensitive attribute column")
         p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help=QI_HELP)
         p.add_argument("--band", action="append", default=[], metavar="COL=SPEC",
                        help="band a numeric QI column (repeat for several): COL=W equal width W (age=10), COL=qK K quantile "
@@ -330,9 +334,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inference lift over the global mode at most this, in [0.5, 10] (default 1.5; negative = no target)")
 
     p = sub.add_parser("report", help="a self-contained HTML report for a review meeting")
-    explorer_args(p)
-    p.add_argument("--mechanism", required=True, metavar="NAME", help="the chosen mechanism")
+    explorer_args(p, session=True)
+    p.add_argument("--mechanism", metavar="NAME", help="the chosen mechanism (required without --session)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="its parameters")
+    p.add_argument("--session", metavar="FILE",
+                   help="a session file saved on the Home page (.workbench.json or .zip): the report is about its "
+                        "decision's chosen pin (else its current setting) and sets every pin side by side; the "
+                        "table, columns, setting and seed come from the file")
     p.add_argument("--out", required=True, metavar="FILE.html", help="where to write the report")
 
     p = sub.add_parser("inspect", help="how a data file is read: format, delimiter, header, encoding, types, "
@@ -529,17 +537,11 @@ def _sanitize_session(args) -> dict[str, Any]:
     (``--param`` replaces that parameter only).  The manifest carries the
     session's decision record when the setting written is the chosen pin's.
     """
-    from pathlib import Path
-
     from . import mechanisms, release as rel
     from . import session as sess
-    from .errors import DataError
-    from .table import bind, load_table
+    from .table import bind
 
-    path = Path(args.session)
-    if not path.is_file():
-        raise DataError(f"There is no session file at '{args.session}'; give the file saved from the Home page.")
-    session, frame = sess.read(path.read_bytes(), path.name)
+    session, frame, path = _read_session(args)
     notes: list[str] = []
     from . import rng
 
@@ -573,17 +575,7 @@ def _sanitize_session(args) -> dict[str, Any]:
     if args.seed is not None and args.seed != seed:
         notes.append(f"--seed {args.seed} overrides the session's seed {seed}")
         seed = args.seed
-    if args.data is not None:
-        table = load_table(args.data, options=_read_options(args))
-        sess.check_table(session, table.content_hash, table.columns, f"'{args.data}'")
-    elif frame is not None:
-        table = sess.embedded_table(session, frame)
-    elif session.table.kind == "sample":
-        table = load_table(session.table.name)
-        sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
-    else:
-        raise DataError(f"The session's table is {session.table.describe()}, which is not inside the session file; "
-                        "give that file's path as DATA.")
+    table = _session_table(args, session, frame)
     sa = session.sensitive
     if args.sensitive is not None and args.sensitive != sa:
         notes.append(f"--sensitive {args.sensitive} overrides the session's sensitive attribute {sa}")
@@ -610,6 +602,45 @@ def _sanitize_session(args) -> dict[str, Any]:
     out = _sanitize_output(args, release, written, decision, data=data, verdict=verdict)
     out["session"] = {"file": str(path), "overrides": notes}
     return out
+
+
+def _read_session(args):
+    """The session file of ``--session``, read and checked whole (:func:`core.session.read`), and its path."""
+    from pathlib import Path
+
+    from . import session as sess
+    from .errors import DataError
+
+    path = Path(args.session)
+    if not path.is_file():
+        raise DataError(f"There is no session file at '{args.session}'; give the file saved from the Home page.")
+    session, frame = sess.read(path.read_bytes(), path.name)
+    return session, frame, path
+
+
+def _session_table(args, session, frame):
+    """The session's table: the file given as DATA, the one embedded in a zip, or the bundled sample it names.
+
+    Whichever it is must have the session's content hash and columns
+    (:func:`core.session.check_table`): another table is refused, never
+    swapped in.
+    """
+    from . import session as sess
+    from .errors import DataError
+    from .table import load_table
+
+    if args.data is not None:
+        table = load_table(args.data, options=_read_options(args))
+        sess.check_table(session, table.content_hash, table.columns, f"'{args.data}'")
+    elif frame is not None:
+        table = sess.embedded_table(session, frame)
+    elif session.table.kind == "sample":
+        table = load_table(session.table.name)
+        sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
+    else:
+        raise DataError(f"The session's table is {session.table.describe()}, which is not inside the session file; "
+                        "give that file's path as DATA.")
+    return table
 
 
 def _require(args, data, release):
@@ -820,27 +851,101 @@ def cmd_recommend(args) -> dict[str, Any]:
     return out
 
 
-def cmd_report(args) -> dict[str, Any]:
+def _out_html(args):
     from pathlib import Path
 
-    from . import mechanisms
     from .errors import DataError
-    from .report import build
 
-    mech = mechanisms.get(args.mechanism)
-    raw = _params(args)
-    mech.resolve(raw)
     out_path = Path(args.out)
     if not out_path.parent.exists():
         raise DataError(f"The folder '{out_path.parent}' does not exist; create it or choose another --out.")
     if out_path.is_dir():
         raise DataError(f"'{out_path}' is a folder; give a file name ending in .html.")
+    return out_path
+
+
+def cmd_report(args) -> dict[str, Any]:
+    from . import mechanisms
+    from .report import build
+
+    if args.session:
+        return _report_session(args)
+    missing = [flag for flag, value in (("DATA", args.data), ("--sensitive", args.sensitive),
+                                        ("--mechanism", args.mechanism)) if value is None]
+    if missing:
+        raise _UsageError(f"python -m core report: give {', '.join(missing)} (or --session FILE) (see --help)")
+    mech = mechanisms.get(args.mechanism)
+    raw = _params(args)
+    mech.resolve(raw)
+    out_path = _out_html(args)
     data, names, _, _ = _explorer(args)
     html_text = build(data, mech.name, raw, args.seed, [n for n in names if n != mech.name],
                       queries=args.queries, records=args.records, progress=_progress(args))
     out_path.write_text(html_text, encoding="utf-8")
     return {"written": str(out_path), "bytes": len(html_text.encode("utf-8")),
             "_text": f"wrote {out_path} ({len(html_text.encode('utf-8')) / 2**20:.1f} MB, opens offline)"}
+
+
+def _report_session(args) -> dict[str, Any]:
+    """``report --session F``: the decision record's report, from the session file alone.
+
+    The session is read and checked whole (format, every setting, the
+    decision against its pins) before the table is loaded, and the table
+    (the DATA given, the zip's embedded one or the bundled sample) must
+    carry the session's content hash; a problem is one sentence and exit
+    status 2, and nothing is written.  The report is about the decision's
+    chosen pin (its mechanism, parameters and seed) or, without a
+    decision, the session's current setting; every pin stands side by side
+    in it.  Choices where the issue is silent: the flags that would change
+    what the decision record speaks of (``--mechanism``, ``--param``,
+    ``--seed``, ``--sensitive``, ``--qi``, ``--band``) are refused beside
+    ``--session`` rather than overriding it (a report signed for a pin
+    must show that pin); ``--mechanisms`` defaults to the pins'
+    mechanisms (the alternatives considered), not every registered one;
+    ``--queries`` and ``--records`` apply as without a session.
+    """
+    from . import mechanisms
+    from .errors import ParameterError
+    from .report import build
+    from .table import bind
+
+    given = getattr(args, "_given", {})
+    refused = [flag for flag, on in (("--mechanism", args.mechanism is not None), ("--param", bool(args.param)),
+                                     ("--seed", "seed" in given), ("--sensitive", args.sensitive is not None),
+                                     ("--qi", args.qi is not None), ("--band", bool(args.band))) if on]
+    if refused:
+        raise _UsageError(f"python -m core report: {', '.join(refused)} cannot be given with --session: the report "
+                          "is about the session's decision (its chosen pin's mechanism, parameters, seed and the "
+                          "session's columns); change them on the Compare page and save the session again.")
+    for flag in ("queries", "records"):
+        if getattr(args, flag) < 1:
+            raise ParameterError(f"--{flag} must be a positive number. Got {getattr(args, flag)}.")
+    names = list(dict.fromkeys(args.mechanisms)) if args.mechanisms else None
+    for n in names or ():
+        mechanisms.get(n)
+    out_path = _out_html(args)
+    session, frame, path = _read_session(args)
+    if session.decision is not None:
+        chosen = session.pin(session.decision.chosen).setting
+        decision = session.decision.to_json(session.pins)
+        about = f"the decision's chosen pin '{session.decision.chosen}'"
+    else:
+        chosen, decision = session.current, None
+        about = "the session's current setting (the session records no decision)"
+    table = _session_table(args, session, frame)
+    bands = {col: spec for col, spec in (session.bands or {}).items() if col in session.qi}
+    data = bind(table, session.sensitive, list(session.qi), bands)
+    if names is None:
+        names = list(dict.fromkeys([chosen.mechanism, *(p.setting.mechanism for p in session.pins)]))
+    html_text = build(data, chosen.mechanism, dict(chosen.params), int(chosen.seed),
+                      [n for n in names if n != chosen.mechanism], queries=args.queries, records=args.records,
+                      progress=_progress(args), decision=decision, pins=[p.to_json() for p in session.pins])
+    out_path.write_text(html_text, encoding="utf-8")
+    size = len(html_text.encode("utf-8"))
+    return {"written": str(out_path), "bytes": size, "session": str(path), "about": about,
+            "pins": [p.name for p in session.pins],
+            "_text": f"wrote {out_path} ({size / 2**20:.1f} MB, opens offline): the report of {about}, "
+                     f"{len(session.pins)} pin{'s' if len(session.pins) != 1 else ''} side by side"}
 
 
 def cmd_experiment(args) -> dict[str, Any]:

@@ -215,3 +215,90 @@ def test_cli_session_refuses_another_table_and_bad_files(tmp_path, capsys, toy):
     code, _, err = _run(["sanitize", "--session", str(tmp_path / "nope.json"), "--out", str(tmp_path / "r.csv")],
                         capsys)
     assert code == 2 and "no session file" in err
+
+
+# ------------------------------------------------------------------ report --session (closing note item 2)
+def _report_session(tmp_path, table_name="toy.csv"):
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    rows = "".join(f"{20 + int(a)},{'FM'[int(s)]},{['flu', 'cold', 'hiv', 'gout', 'acne'][int(d)]}\n"
+                   for a, s, d in zip(rng.integers(0, 50, 400), rng.integers(0, 2, 400), rng.integers(0, 5, 400)))
+    data = b"age,sex,disease\n" + rows.encode()
+    table = load_table(data, table_name)
+    csv = tmp_path / table_name
+    csv.write_bytes(data)
+    pins = (S.Pin("gamma 3", S.Setting("splu", {"gamma": 3}, 3)),
+            S.Pin("<b>UP</b>", S.Setting("uniform", {}, 4)))
+    dec = S.make_decision("<b>UP</b>", pins, "Counts of one stay hidden.", ["Ann"], "2026-11-24", {})
+    s = S.Session(S.TableRef("upload", table_name, table.content_hash, len(table)), "disease", ("age", "sex"),
+                  S.Setting("splu", {"gamma": 3}, 3), {}, pins, (), dec, {})
+    return s, table, csv
+
+
+@pytest.mark.slow
+def test_cli_report_from_a_session(tmp_path, capsys):
+    s, table, csv = _report_session(tmp_path)
+    (tmp_path / "s.zip").write_bytes(S.to_bytes(s, table.frame))
+    out = tmp_path / "r.html"
+    code, text, err = _run(["report", "--session", str(tmp_path / "s.zip"), "--queries", "200", "--records", "200",
+                            "--out", str(out)], capsys)
+    assert code == 0, err
+    assert "the decision's chosen pin '<b>UP</b>'" in text and "2 pins side by side" in text
+    html = out.read_text(encoding="utf-8")
+    # about the chosen pin (UP, seed 4), opening with the decision and the pins side by side
+    assert "<title>Uniform perturbation (UP) on toy.csv" in html
+    heads = __import__("re").findall(r"<h2>([^<]*)</h2>", html)
+    assert heads[:3] == ["1. Decision", "2. The pinned settings side by side", "3. The table"]
+    assert "&lt;b&gt;UP&lt;/b&gt; (chosen)" in html and "gamma 3 (alternative)" in html
+    assert "<b>UP</b>" not in html
+    assert "Counts of one stay hidden." in html
+    assert f"content hash {table.content_hash}" in html
+    assert '&quot;seed&quot;: 4' in html  # the chosen pin's seed in its manifest
+    # the same from the JSON with the table as DATA
+    (tmp_path / "s.json").write_text(S.dumps(s), encoding="utf-8")
+    code, _, err = _run(["report", str(csv), "--session", str(tmp_path / "s.json"), "--queries", "200",
+                         "--records", "200", "--out", str(tmp_path / "j.html")], capsys)
+    assert code == 0, err
+
+
+def test_cli_report_session_refuses_bad_files_and_other_tables_writing_nothing(tmp_path, capsys):
+    s, table, csv = _report_session(tmp_path)
+    out = tmp_path / "r.html"
+
+    def refused(argv, *phrases):
+        code, text, err = _run(argv + ["--out", str(out)], capsys)
+        assert code == 2 and text == "" and err.count("\n") == 1, (code, err)
+        for phrase in phrases:
+            assert phrase in err, err
+        assert not out.exists()
+
+    # a corrupted file
+    good = S.dumps(s)
+    (tmp_path / "cut.json").write_text(good[: len(good) // 2], encoding="utf-8")
+    refused(["report", "--session", str(tmp_path / "cut.json")], "not valid JSON")
+    (tmp_path / "cut.zip").write_bytes(S.to_bytes(s, table.frame)[:300])
+    refused(["report", "--session", str(tmp_path / "cut.zip")], "cut.zip")
+    # hand-edited: the decision names a pin that is not there
+    doc = json.loads(good)
+    doc["decision"]["chosen"] = "gone"
+    (tmp_path / "edited.json").write_text(json.dumps(doc), encoding="utf-8")
+    refused(["report", str(csv), "--session", str(tmp_path / "edited.json")], "not among its pins")
+    # a session from another table: the file given has another content hash
+    other = tmp_path / "other.csv"
+    other.write_bytes(csv.read_bytes().replace(b"flu", b"cold"))
+    (tmp_path / "s.json").write_text(good, encoding="utf-8")
+    refused(["report", str(other), "--session", str(tmp_path / "s.json")], "saved on the uploaded file 'toy.csv'")
+    # a session saved on a sample whose content hash is not this workbench's sample
+    doc = json.loads(good)
+    doc["table"] = {"kind": "sample", "name": "toy-splu", "content_hash": "0123456789abcdef"}
+    (tmp_path / "sample.json").write_text(json.dumps(doc), encoding="utf-8")
+    refused(["report", "--session", str(tmp_path / "sample.json")], "content hash")
+    # an upload not inside the file, no DATA given
+    refused(["report", "--session", str(tmp_path / "s.json")], "give that file's path as DATA")
+    # no file, and flags that would change what the decision speaks of
+    refused(["report", "--session", str(tmp_path / "nope.json")], "no session file")
+    refused(["report", str(csv), "--session", str(tmp_path / "s.json"), "--seed", "9", "--param", "gamma=4"],
+            "--param, --seed cannot be given with --session")
+    # without a session the old flags are required, one sentence
+    refused(["report", str(csv)], "give --sensitive, --mechanism (or --session FILE)")
