@@ -444,7 +444,14 @@ def _identifier_notes(data) -> list[str]:
 
     if data.table is None:
         return []
-    found = identifiers(data.table.frame[list(data.qi)])
+    if data.table.frame is None:  # a table read column by column: judge on the first rows, decoded from codes
+        import pandas as pd
+
+        k = min(data.n, 100_000)
+        frame = pd.DataFrame({c: data.qi_labels[j][data.qi_codes[j][:k]] for j, c in enumerate(data.qi)})
+    else:
+        frame = data.table.frame[list(data.qi)]
+    found = identifiers(frame)
     return [f"warning: QI '{c}' looks like an identifier ({why}); it must not be published: drop it from --qi"
             for c, why in found.items()]
 

@@ -56,11 +56,16 @@ with st.expander("Open a saved session (table, columns, settings, pins, history,
 st.header("1. Choose a table")
 SOURCES = {"sample": "Bundled sample", "upload": "Upload a file (CSV or any delimited text, Excel, Parquet, SPSS, "
                                                   "Stata, SAS)"}
+if uidata.folder_root() is not None:
+    SOURCES["folder"] = "The server's data folder (large tables, on a sample)"
 state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
 source = st.radio("Table source", list(SOURCES), key="w_source", format_func=SOURCES.get, horizontal=True)
 ss[state.SOURCE] = source
 
-if source == "sample":
+if source == "folder":
+    state.follow_sample()
+    uidata.folder_picker()
+elif source == "sample":
     options = [s.name for s in samples.list_samples()]
     state.seed_widget("w_sample", ss[state.SAMPLE], lambda v: v in options)
     name = st.selectbox("Bundled sample", options, key="w_sample",

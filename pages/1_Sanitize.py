@@ -235,8 +235,13 @@ d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision),
                    mime="application/json", key="dl_manifest", on_click="ignore",
                    help="Mechanism, resolved parameters, seed, row counts, published metadata, privacy "
                         "checks and the command that reproduces this release.")
-st.markdown("Reproduce this release from the command line:")
-st.code(release.reproduce_command(), language="bash", wrap_lines=True)
+full = uidata.folder_command(release)
+if full is not None:  # a sample of a data-folder table: the command line releases the whole table
+    st.markdown(md(uidata.folder_release_text()))
+    st.code(full, language="bash", wrap_lines=True)
+else:
+    st.markdown("Reproduce this release from the command line:")
+    st.code(release.reproduce_command(), language="bash", wrap_lines=True)
 if ss.get(state.SOURCE) == "upload":
     st.caption("Replace the table name in the command by the path of your file.")
 if decision is not None:

@@ -283,3 +283,24 @@ def test_generate_cli_and_bad_input(tmp_path, capsys):
         err = capsys.readouterr().err
         assert fragment in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.slow  # about 2 s (two sanitize runs through the CLI, in process)
+def test_cli_release_of_a_dataset_folder_equals_the_frame_paths(tmp_path, capsys):
+    from core.cli import main
+
+    df = _frame(4000).dropna()
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    for i, part in enumerate(np.array_split(np.arange(len(df)), 4)):
+        df.iloc[part].to_parquet(folder / f"part-{i}.parquet")
+    df.to_csv(tmp_path / "whole.csv", index=False)
+    args = ["--sensitive", "occ", "--qi", "age", "--qi", "city", "--mechanism", "uniform", "--seed", "5"]
+    assert main(["sanitize", str(folder), *args, "--out", str(tmp_path / "a.csv")]) == 0
+    assert main(["sanitize", str(tmp_path / "whole.csv"), *args, "--out", str(tmp_path / "b.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "identifier" not in out
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    assert main(["sanitize", str(folder), *args, "--out", str(tmp_path / "c")]) == 0
+    assert main(["sanitize", str(tmp_path / "whole.csv"), *args, "--out", str(tmp_path / "d.parquet")]) == 0
+    assert (tmp_path / "c" / "part-00000.parquet").read_bytes() == (tmp_path / "d.parquet").read_bytes()

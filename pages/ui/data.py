@@ -23,6 +23,7 @@ from core import samples
 from core.errors import WorkbenchError, clip
 from core.lru import give_back_memory
 from core.release import Release
+from core.data import folder as _folder
 from core.table import Dataset, Table, default_columns, load_table
 
 from . import cached, state
@@ -91,6 +92,8 @@ def sample_info(name: str):
 def current_table() -> Table:
     """The table chosen on the Home page; raises :class:`TableProblem` if there is none."""
     ss = st.session_state
+    if ss.get(state.SOURCE) == "folder":
+        return folder_table()
     if ss.get(state.SOURCE) == "upload":
         up = ss.get(state.UPLOAD)
         if not up and ss.get(state.WANT_UPLOAD):
@@ -215,6 +218,14 @@ def current_dataset() -> Dataset:
 
 def table_label(table: Table | None = None) -> str:
     ss = st.session_state
+    if ss.get(state.SOURCE) == "folder":
+        choice = ss.get(state.FOLDER) or {}
+        try:
+            total = folder_table().read["sample"]["of"]
+        except (TableProblem, KeyError, TypeError):
+            return f"data folder '{choice.get('name', '?')}' (not opened)"
+        return (f"data folder '{choice.get('name')}' (a seeded sample of {int(choice.get('rows', 0)):,} of its "
+                f"{total:,} rows, sample seed {choice.get('seed', 0)})")
     if ss.get(state.SOURCE) == "upload":
         up = ss.get(state.UPLOAD)
         return f"upload '{up['name']}'" if up else "no upload yet"
@@ -225,6 +236,108 @@ def table_label(table: Table | None = None) -> str:
     if info.sized:
         return f"{info.name} ({int(spec.partition(':')[2]):,} rows)"
     return info.title
+
+
+# ---------------------------------------------------------------- data folder
+def folder_root():
+    """The server's data folder (``WORKBENCH_DATA_DIR``), or None (:func:`core.data.folder.root`)."""
+    return _folder.root()
+
+
+def folder_entries() -> list:
+    """The data folder's tables (listed again on every run: files may come and go)."""
+    base = _folder.root()
+    return _folder.entries(base) if base is not None else []
+
+
+@cached.memo("tables", spinner="Sampling the table of the data folder…")
+def _folder_sample(name: str, rows: int, seed: int, stamp: tuple) -> Table:
+    base = _folder.root()
+    table, _ = _folder.open_sample(base, name, rows, seed)
+    cached._SAMPLE_TABLES.add(table)  # the server's files, not a session's upload: shared between sessions
+    return table
+
+
+def folder_table() -> Table:
+    """The seeded sample of the data-folder table chosen on Home; raises :class:`TableProblem`."""
+    choice = st.session_state.get(state.FOLDER) or {}
+    base = _folder.root()
+    if base is None:
+        raise TableProblem(f"The server was started without a data folder (set {_folder.ENV} to a folder of "
+                           "Parquet, Arrow or CSV tables and start it again), so choose a bundled sample or "
+                           "upload a file.")
+    if not choice.get("name"):
+        raise TableProblem("Choose a table of the data folder on the Home page.")
+    try:
+        path = _folder.resolve(base, choice["name"])
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        stamp = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+        return _folder_sample(choice["name"], int(choice.get("rows") or _folder.DEFAULT_SAMPLE_ROWS),
+                              int(choice.get("seed") or 0), stamp)
+    except WorkbenchError as exc:
+        raise TableProblem(str(exc)) from None
+
+
+def folder_picker() -> None:
+    """Home's data-folder choice: the folder's tables, the sample's size and seed (stored in ``wb_folder``)."""
+    ss = st.session_state
+    listed = folder_entries()
+    if not listed:
+        st.info("The data folder holds no Parquet, Arrow or CSV table yet; put files or Parquet dataset folders "
+                "in it (python -m core generate census --rows N --out FOLDER/census writes one).")
+        return
+    names = [e.name for e in listed]
+    described = {e.name: e.describe() for e in listed}
+    choice = dict(ss.get(state.FOLDER) or {})
+    state.seed_widget("w_folder_name", choice.get("name") if choice.get("name") in names else names[0],
+                      lambda v: v in names)
+    name = st.selectbox("Table of the data folder", names, key="w_folder_name", format_func=described.get)
+    c1, c2 = st.columns(2)
+    state.seed_widget("w_folder_rows", int(choice.get("rows") or _folder.DEFAULT_SAMPLE_ROWS),
+                      lambda v: isinstance(v, int))
+    rows = c1.number_input("Rows of the sample (records)", min_value=1, max_value=_folder.MAX_SAMPLE_ROWS,
+                           step=10_000, key="w_folder_rows",
+                           help="The pages explore a seeded sample of the table; the Sanitize page shows the "
+                                "command that releases the whole table.")
+    state.seed_widget("w_folder_seed", int(choice.get("seed") or 0), lambda v: isinstance(v, int))
+    seed = c2.number_input("Sample seed", min_value=0, max_value=2**31 - 1, step=1, key="w_folder_seed",
+                           help="The same seed and size always give the same sample.")
+    ss[state.FOLDER] = {"name": name, "rows": int(rows), "seed": int(seed)}
+    entry = next(e for e in listed if e.name == name)
+    total = f"{entry.rows:,}" if entry.rows is not None else "all its"
+    st.caption(f"Every page works on a seeded sample of {int(rows):,} of the {total} rows (sample seed "
+               f"{int(seed)}); the Sanitize page shows the command that releases the whole table. Only the files "
+               "of the server's data folder can be opened here.")
+
+
+def folder_command(release: Release) -> str | None:
+    """The command that releases the whole data-folder table as ``release`` released its sample (or None)."""
+    choice = st.session_state.get(state.FOLDER) or {}
+    base = _folder.root()
+    if st.session_state.get(state.SOURCE) != "folder" or base is None or not choice.get("name"):
+        return None
+    try:
+        return _folder.full_command(base, choice["name"], release.reproduce_command(), engines=_has_engines())
+    except WorkbenchError:
+        return None
+
+
+def folder_release_text() -> str:
+    """What the Sanitize page says above :func:`folder_command` (plain text: the table's name is user data)."""
+    choice = st.session_state.get(state.FOLDER) or {}
+    total = folder_table().read["sample"]["of"]
+    return (f"This release is of a seeded sample of {int(choice.get('rows', 0)):,} of the {total:,} rows of "
+            f"'{choice.get('name')}' (sample seed {int(choice.get('seed') or 0)}); the command line does not draw "
+            "that sample. Release the whole table, with the same columns, mechanism, parameters and seed, with:")
+
+
+def _has_engines() -> bool:
+    """Whether this version's command line takes ``--engine`` (issue 15's Dask engine)."""
+    from core.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return any("--engine" in a.option_strings for a in sub.choices["sanitize"]._actions)
 
 
 # ---------------------------------------------------------------- previews

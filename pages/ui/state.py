@@ -7,7 +7,8 @@ value back after (:func:`seed_widget`).  The plain keys are the truth:
 =====================  ==================================================
 key                    holds
 =====================  ==================================================
-``wb_source``          ``"sample"`` or ``"upload"``
+``wb_source``          ``"sample"``, ``"upload"`` or ``"folder"``
+``wb_folder``          data-folder table: ``{"name", "rows", "seed"}``
 ``wb_sample``          bundled sample name (``"adult"``, ``"census"`` ...)
 ``wb_size``            ``{sample name: rows}`` for sized samples
 ``wb_upload``          ``{"name", "file_id", "table"}``: the parsed upload,
@@ -75,6 +76,8 @@ from core.session import Pin, Session, Setting, TableRef, add_pin, record, undo
 from .fmt import param_text
 
 SOURCE = "wb_source"
+#: the data-folder table in use: {"name", "rows" (of the sample), "seed" (of the sample)}
+FOLDER = "wb_folder"
 SAMPLE = "wb_sample"
 SIZE = "wb_size"
 UPLOAD = "wb_upload"
