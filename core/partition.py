@@ -68,7 +68,11 @@ def eligibility_message(what: str, size: int, counts: np.ndarray, labels: np.nda
 
 
 def check_distinct_groups(what: str, size: int, sa_codes: np.ndarray, labels: np.ndarray, m: int) -> None:
-    counts = np.bincount(sa_codes, minlength=m)
+    check_distinct_counts(what, size, np.bincount(sa_codes, minlength=m), labels)
+
+
+def check_distinct_counts(what: str, size: int, counts: np.ndarray, labels: np.ndarray) -> None:
+    """NotEligible (with the largest feasible size as suggestion) unless groups of ``size`` distinct values exist."""
     message = eligibility_message(what, size, counts, labels)
     if message:
         best = largest_feasible(counts)

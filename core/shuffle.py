@@ -206,3 +206,17 @@ def deal(counts: np.ndarray, key, pos) -> np.ndarray:
     big = int(cum[-1].max(initial=0)) + 1
     flat = (cum.T + np.arange(m, dtype=np.int64)[:, None] * big).ravel()
     return np.searchsorted(flat, key * big + pos, side="right") - key * k
+
+
+def relabel(seed: int, purpose: str, n: int) -> np.ndarray:
+    """A uniformly random permutation of ``0 .. n - 1`` drawn at group level: ``new_id = out[old_id]``.
+
+    Group ``g`` draws one word (counter ``g``, :mod:`core.rng`); new ids
+    are the ranks of the words (ties, probability about ``n**2 / 2**65``,
+    by group index).  Used to number published groups so an id reveals
+    nothing about the order of construction.
+    """
+    keys = _rng.words(seed, purpose, 0, int(n))
+    out = np.empty(int(n), dtype=np.int64)
+    out[np.argsort(keys, kind="stable")] = np.arange(int(n), dtype=np.int64)
+    return out

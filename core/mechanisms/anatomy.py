@@ -7,6 +7,14 @@ and ST(GID, SA, Count).  Estimate of a query (QI condition C, SA = x):
 ``sum_g c(g, C) c(g, x) / |g|``, counted from the weighted cells of
 :meth:`core.counting.Records.from_groups` (QIT index by group times the ST).
 
+Built from counts (issue 15, :mod:`core.engine.protocol`): the groups are
+:func:`core.partition.sorted_layout` of the SA counts, so the record of
+value v with rank k among the value's records (input order) is in group
+``(start_v + k) mod r``, exactly the groups :func:`distinct_value_groups`
+forms on the rows; group ids are a random permutation drawn at group level
+(:func:`core.shuffle.relabel`, purpose ``"anatomy/gid"``) and the ST is
+built in the plan from the counts (one row per record: ``(gid, value, 1)``).
+
 Guarantee (:meth:`Anatomy.guarantee`): l-diversity as Anatomy defines it
 (Xiao & Tao, Definition 2): in every group of the published ST, no
 sensitive value accounts for more than 1/l of the group's records, so an
@@ -27,10 +35,24 @@ import numpy as np
 from .. import guarantee as G
 from ..counting import QueryBatch, Records, select
 from ..params import Param
-from ..partition import check_distinct_groups, distinct_value_groups
-from ..release import CodedTable, Published, Release
+from .. import shuffle
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
+from ..partition import Layout, check_distinct_counts, sorted_layout
+from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism, qi_table, shuffled
+from .base import Mechanism
+
+
+class AnatomyPlan(Plan):
+    """Anatomy's plan: the sorted layout of the SA counts and the groups' published ids (rank by SA)."""
+
+    def __init__(self, seed: int, layout: Layout, gid: np.ndarray, **fields):
+        super().__init__(seed=seed, rank_by="sa", table="qit", labels={"gid": None}, **fields)
+        self.layout, self.gid = layout, gid
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        return {"gid": self.gid[self.layout.group(chunk.sa, chunk.rank)]}
 
 
 class Anatomy(Mechanism):
@@ -51,30 +73,30 @@ class Anatomy(Mechanism):
     publishes = "tables"
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
-        check_distinct_groups("l", values["l"], data.sa_codes, data.sa_labels, data.m)
+        check_distinct_counts("l", values["l"], data.sa_counts, data.sa_labels)
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        part = distinct_value_groups(data.sa_codes, values["l"], data.m)
-        # group ids in random order, so a GID reveals nothing about the sort
-        relabel = rng.permutation(part.n_groups)
-        gid = relabel[part.group]
-        order = shuffled(rng, data.n)
-        qit = qi_table(data, order)
-        qit = CodedTable(columns={**qit.columns, "gid": gid[order]}, labels={**qit.labels, "gid": None})
-        # ST: one row per (group, value); values are distinct so every count is 1
-        st_order = np.lexsort((data.sa_codes, gid))
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> AnatomyPlan:
+        """Groups of l (or l + 1) distinct values from the SA counts; QIT(QI..., gid) per record, ST from counts."""
+        layout = sorted_layout(summary.sa_counts, values["l"])
+        r = layout.n_groups
+        gid = shuffle.relabel(seed, "anatomy/gid", r)  # ids in random order: a GID reveals nothing of the sort
+        g, v = layout.members()
+        g = gid[g]
+        # ST: one row per (group, value); values are distinct in a group, so every count is 1
+        st_order = np.lexsort((v, g))
         st = CodedTable(
-            columns={"gid": gid[st_order], data.sa: data.sa_codes[st_order],
-                     "count": np.ones(data.n, dtype=np.int64)},
-            labels={"gid": None, data.sa: data.sa_labels, "count": None},
+            columns={"gid": g[st_order], summary.sa_name: v[st_order], "count": np.ones(len(g), dtype=np.int64)},
+            labels={"gid": None, summary.sa_name: summary.sa_labels, "count": None},
         )
-        sizes = np.bincount(gid, minlength=part.n_groups)
-        return Published(
-            tables={"qit": qit, "st": st},
-            published={"l": values["l"], "groups": part.n_groups,
+        sizes = layout.sizes
+        return AnatomyPlan(
+            seed, layout, gid, tables={"st": st},
+            published={"l": values["l"], "groups": r,
                        "group_sizes": {str(s): int(c) for s, c in zip(*np.unique(sizes, return_counts=True))}},
             privacy={"l_diversity": int(sizes.min()), "max_posterior": float(1 / sizes.min())},
-            rows_out=data.n,
+            rows_out=summary.n,
         )
 
     def promise(self, values: Mapping[str, Any]) -> str:
