@@ -18,9 +18,11 @@ from core import mechanisms, release as rel, shuffle, table
 from core.partition import distinct_value_groups
 
 
-def _dataset(n=3000, seed=0, m=12):
+def _dataset(n=3000, seed=0, m=12, weights=None):
     g = np.random.default_rng(seed)
-    p = np.linspace(1, 2, m) / np.linspace(1, 2, m).sum()
+    p = np.linspace(1, 2, m) if weights is None else np.asarray(weights, dtype=float)
+    m = len(p)
+    p = p / p.sum()
     frame = pd.DataFrame({"age": g.integers(17, 60, n), "zip": g.integers(0, 40, n),
                           "sex": g.choice(["F", "M"], n), "s": g.choice([f"v{i}" for i in range(m)], n, p=p)})
     return table.bind(table.make_table(frame, "toy"), "s", ["age", "zip", "sex"])
@@ -43,12 +45,21 @@ def toy():
     return _dataset()
 
 
-CASES = [("anatomy", {}), ("anatomy", {"l": 3})]
+@pytest.fixture(scope="module")
+def skewed():
+    """SA shares as seed 002's Example 2 (12, 8, 6, 5, 4, 3, 1, 1, 1, 1): PP cuts two sub-tables at (1/3, 2/3)."""
+    return _dataset(weights=[12, 8, 6, 5, 4, 3, 1, 1, 1, 1])
+
+
+CASES = [("anatomy", {}), ("anatomy", {"l": 3}), ("sdr", {}), ("sdr", {"rho1": "1/3", "rho2": "2/3"})]
 
 
 @pytest.mark.parametrize("name,raw", CASES)
-def test_same_release_byte_for_byte_whatever_the_batch_size(toy, name, raw):
+def test_same_release_byte_for_byte_whatever_the_batch_size(toy, skewed, name, raw):
     assert mechanisms.get(name).planned
+    if name == "sdr" and raw:
+        toy = skewed
+        assert len(mechanisms.get("sdr").pp(toy, mechanisms.get("sdr").resolve(raw)).size) == 2
     got = {b: _bytes(mechanisms.sanitize(toy, name, raw, seed=11, batch_rows=b)) for b in (None, 7, 1000)}
     assert len(set(got.values())) == 1, got
     assert got[None] != _bytes(mechanisms.sanitize(toy, name, raw, seed=12))
@@ -70,3 +81,24 @@ def test_anatomy_groups_are_the_row_constructions(toy):
     assert r.verdict.meets and r.privacy["l_diversity"] == 4
     # the published order is the order keys', not the input's
     assert not np.array_equal(qit.columns["age"], toy.qi_codes[0])
+
+
+# ------------------------------------------------------------------ SDR
+def test_sdr_deals_pps_counts_and_perturbs_inside_each_subtable(skewed):
+    mech = mechanisms.get("sdr")
+    values = mech.resolve({"rho1": "1/3", "rho2": "2/3"})
+    pl = mech.pp(skewed, values)
+    r = mechanisms.sanitize(skewed, "sdr", values, seed=5)
+    t = r.tables["release"]
+    sub = np.asarray(t.columns["subtable"])
+    assert np.array_equal(np.bincount(sub, minlength=len(pl.size)), pl.size)
+    member = pl.counts > 0
+    assert member[sub, np.asarray(t.columns["s"])].all()  # every published value is in its sub-table's SA_i
+    # the QI rows are the table's, in another order
+    assert _pairs([t.columns[c] for c in skewed.qi]) == _pairs(skewed.qi_codes)
+    # share unchanged: each record keeps its value with p_i + (1 - p_i)/m_i; within 4 standard deviations
+    q = pl.p + (1 - pl.p) / pl.m
+    mean = float(np.sum(pl.size * q))
+    sd = float(np.sqrt(np.sum(pl.size * q * (1 - q))))
+    assert abs(r.privacy["share_unchanged"] * skewed.n - mean) < 4 * sd
+    assert r.verdict.meets

@@ -37,7 +37,10 @@ Choices where the paper is silent
 * Which records of a value go to which sub-table: a uniformly random choice
   (seeded), so that sub-table membership tells nothing about a record's QI
   values beyond its SA value; an adversary who locates a target's
-  sub-table then has exactly the prior rho1_i the analysis assumes.
+  sub-table then has exactly the prior rho1_i the analysis assumes.  It is
+  drawn as a keyed random permutation of the value's ranks
+  (:func:`deal_subtables`, issue 15), so PP and the dealing need the SA
+  counts only and the release is the same for any batch size or engine.
 * Reverse Cuthill-McKee: per connected component of B (components in order
   of their lowest group), starting at a minimum-degree group (ties: the
   highest index), neighbours by ascending degree (ties: ascending index),
@@ -47,7 +50,8 @@ Choices where the paper is silent
 * Merging DP ties (equal eps(Part)): the earliest boundary wins, i.e. the
   longer last sub-table.  delta scales every eps_i by the same factor, so
   it never changes the partition, only the reported bounds.
-* Published rows are shuffled across sub-tables; a ``subtable`` column
+* Published rows are in a random order (:func:`core.rng.order_keys`),
+  across sub-tables; a ``subtable`` column
   (``T1``..``Tk``, in merge order) says which sub-table each row belongs
   to.  One table with that column carries the same information as k files.
 
@@ -88,10 +92,13 @@ from ..counting import QueryBatch, Records, select
 from .. import guarantee as G
 from ..errors import NotEligible, ParameterError
 from ..params import Param
-from ..release import CodedTable, Published, Release
+from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, shuffled
-from .uniform import RHO1, RHO2, check_rho, mle, perturb
+from .base import Mechanism
+from .uniform import RHO1, RHO2, check_rho, mle, perturb_keyed
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk
+from ..engine.protocol import Plan as EnginePlan
 
 DELTA = Param("delta", "δ", "Confidence of the error bound that PP minimises: the bound holds with probability "
               "1 − δ. It scales every sub-table's bound alike, so it does not change the partition.",
@@ -552,21 +559,37 @@ def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.
 def perturb_subtables(pl: Plan, seed: int, start: int, sa: np.ndarray, sub: np.ndarray) -> np.ndarray:
     """UP inside each record's sub-table over its own values SA_i (records ``start ..``).
 
-    The record keeps its value with probability ``p_i`` (purpose
-    ``"sdr/keep"``), otherwise takes value number ``floor(u m_i)`` of SA_i
-    in code order (purpose ``"sdr/value"``), possibly its own: seed 002
-    eq. 1 with the sub-table's domain.
+    On the sub-table's local codes ``0 .. m_i - 1`` (SA_i in code order):
+    the record keeps its value with probability ``p_i``, otherwise takes a
+    uniform one of SA_i, possibly its own (seed 002 eq. 1 with the
+    sub-table's domain), drawn by :func:`core.mechanisms.uniform.perturb_keyed`
+    (purpose ``"sdr"``, keyed by record position).
     """
-    from .. import rng
-
     sa = np.asarray(sa)
-    n = len(sa)
     member = pl.counts > 0
+    local = (np.cumsum(member, axis=1) - 1)[sub, sa]
     domain = np.nonzero(member)[1]  # the values of each sub-table in turn, code order
     first = np.cumsum(pl.m) - pl.m
-    keep = rng.uniforms(seed, "sdr/keep", start, n) < pl.p[sub]
-    pick = rng.choices(seed, "sdr/value", start, n, pl.m[sub])
-    return np.where(keep, sa, domain[first[sub] + pick]).astype(sa.dtype)
+    new = perturb_keyed(local, pl.p[sub], pl.m[sub], seed, "sdr", start)
+    return domain[first[sub] + new].astype(sa.dtype)
+
+
+class SDRPlan(EnginePlan):
+    """SDR's plan: PP's partition; each record's sub-table from (SA, rank), then UP inside it (rank by SA)."""
+
+    def __init__(self, seed: int, pp: Plan, sa: str, column: str, n: int, **fields):
+        super().__init__(seed=seed, rank_by="sa", **fields)
+        self.pp, self.sa, self.column, self.n = pp, sa, column, n
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        sub = deal_subtables(self.pp, self.seed, chunk.sa, chunk.rank)
+        return {self.column: sub, self.sa: perturb_subtables(self.pp, self.seed, chunk.start, chunk.sa, sub)}
+
+    def tally(self, chunk: Chunk, out) -> dict[str, int]:
+        return {"unchanged": int(np.count_nonzero(out[self.sa] == chunk.sa))}
+
+    def finish(self, totals) -> dict[str, Any]:
+        return {"share_unchanged": totals.get("unchanged", 0) / self.n if self.n else 0.0}
 
 
 def posterior_max(counts: np.ndarray, gamma: np.ndarray, values: np.ndarray) -> float:
@@ -638,55 +661,40 @@ class SDR(Mechanism):
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
         self.pp(data, values)
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> SDRPlan:
         """PP, then UP inside each sub-table over its own values; publish the sub-tables with SA_i, gamma_i, p_i.
 
-        Records of value x are dealt to sub-tables by a random permutation
-        (``plan.counts[:, x]`` of them to each); every record keeps its
+        Records of value x are dealt to sub-tables by a keyed random
+        permutation of the value's ranks (:func:`deal_subtables`;
+        ``plan.counts[:, x]`` of them to each); every record keeps its
         value with probability p_i of its sub-table, otherwise takes a value
-        drawn uniformly from SA_i (possibly its own).  Rows are shuffled;
-        the ``subtable`` column names each row's sub-table.
+        drawn uniformly from SA_i (possibly its own; :func:`perturb_subtables`).
+        Rows are published in the order of :func:`core.rng.order_keys`; the
+        ``subtable`` column names each row's sub-table.
 
         Privacy checks (manifest): the largest rho1_i (must be below rho2),
         the largest posterior of a protected value (at most rho2 by
         Theorem 1), and, when some values are too frequent to be protected
-        (share above rho1), which ones and their largest posterior.
+        (share above rho1), which ones and their largest posterior;
+        ``share_unchanged`` is tallied over the records.
 
         References
         ----------
         seed 002 §4.1 (eq. 9-10), §3.1 (eq. 1, 4), Corollary 1, appendix 10.3.
         """
-        pl = self.pp(data, values)
-        n, m = data.n, data.m
+        pl = self.pp(summary, values)
+        n, m = summary.n, summary.m
         k = len(pl.size)
-        # deal each value's records to sub-tables at random
-        by_value = np.lexsort((rng.random(n), data.sa_codes))
-        sub = np.empty(n, dtype=np.int64)
-        sub[by_value] = np.repeat(np.tile(np.arange(k), m), pl.counts.T.ravel())
-        # UP inside each sub-table over its own domain SA_i, on local codes 0..m_i-1
         member = pl.counts > 0
-        local = (np.cumsum(member, axis=1) - 1)[sub, data.sa_codes]
-        sa = np.empty_like(data.sa_codes)
-        rows = np.argsort(sub, kind="stable")
-        bounds = np.concatenate(([0], np.cumsum(pl.size)))
-        for i in range(k):
-            mine = rows[bounds[i]:bounds[i + 1]]
-            domain = np.flatnonzero(member[i])
-            sa[mine] = domain[perturb(local[mine], float(pl.p[i]), int(pl.m[i]), rng)]
-        order = shuffled(rng, n)
-
-        column = _free_name("subtable", [*data.qi, data.sa])
+        sa_labels = summary.sa_labels
+        column = _free_name("subtable", [*summary.qi_names, summary.sa_name])
         names = np.array([f"T{i + 1}" for i in range(k)], dtype=object)
-        columns = {c: data.qi_codes[j][order] for j, c in enumerate(data.qi)}
-        labels: dict[str, np.ndarray | None] = {c: data.qi_labels[j] for j, c in enumerate(data.qi)}
-        columns[column], labels[column] = sub[order], names
-        columns[data.sa], labels[data.sa] = sa[order], data.sa_labels
-        table = CodedTable(columns=columns, labels=labels)
-
-        natural = np.argsort(natural_rank(data.sa_labels), kind="stable")
+        natural = np.argsort(natural_rank(sa_labels), kind="stable")
         subtables = [{
             "name": str(names[i]),
-            "values": [str(data.sa_labels[x]) for x in natural if member[i, x]],
+            "values": [str(sa_labels[x]) for x in natural if member[i, x]],
             "rows": int(pl.size[i]),
             "m": int(pl.m[i]),
             "rho1": float(pl.rho1_i[i]),
@@ -694,7 +702,7 @@ class SDR(Mechanism):
             "p": float(pl.p[i]),
             "eps": float(pl.eps[i]),
         } for i in range(k)]
-        unprotected = ~pl.protected & (data.sa_counts > 0)
+        unprotected = ~pl.protected & (summary.sa_counts > 0)
         privacy: dict[str, Any] = {
             "rho1": pl.rho1,
             "rho2": pl.rho2,
@@ -702,14 +710,13 @@ class SDR(Mechanism):
             "largest_rho1_i": float(pl.rho1_i.max()),
             "every_rho1_i_below_rho2": bool(np.all(pl.rho1_i < pl.rho2)),
             "max_posterior_protected": posterior_max(pl.counts, pl.gamma, pl.protected),
-            "share_unchanged": float(np.mean(sa == data.sa_codes)),
         }
         notes = [f"PP split the {n:,} records into {k} sub-table{'s' if k != 1 else ''} with "
                  f"{_range(pl.m)} distinct values each; a record keeps its value with probability "
                  f"{pl.retention:.1%} on average (record-weighted), against {pl.p_up:.1%} for uniform "
                  f"perturbation over all {m:,} values at the same (ρ₁, ρ₂)."]
         if unprotected.any():
-            names_up = [str(v) for v in data.sa_labels[unprotected]]
+            names_up = [str(v) for v in sa_labels[unprotected]]
             privacy["unprotected_values"] = names_up
             privacy["max_posterior_unprotected"] = posterior_max(pl.counts, pl.gamma, unprotected)
             shown = ", ".join(f"'{v}'" for v in names_up[:5]) + (" …" if len(names_up) > 5 else "")
@@ -722,8 +729,9 @@ class SDR(Mechanism):
             "eps_part": pl.eps_part,
             "delta": pl.delta,
         }
-        return Published(
-            tables={"release": table},
+        return SDRPlan(
+            seed, pl, summary.sa_name, column, n,
+            labels={column: names, summary.sa_name: sa_labels},
             published=published,
             privacy=privacy,
             notes=tuple(notes),
