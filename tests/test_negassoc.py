@@ -25,8 +25,9 @@ def test_defence_leaves_no_fake_to_strike():
     out = {}
     for fakes in ("random", "negassoc"):
         rel = mechanisms.sanitize(data, "bucketization", {"sigma": 2, "fakes": fakes}, 1)
-        st, s = rel.tables["st"], rel.state
-        out[fakes] = negassoc.attack(data.qi_codes, data.domains, s["record_bucket"], np.asarray(st.columns["bid"]),
+        qit, st, s = rel.tables["qit"], rel.tables["st"], rel.state
+        out[fakes] = negassoc.attack([qit.columns[c] for c in data.qi], data.domains, qit.columns["bid"],
+                                     np.asarray(st.columns["bid"]),
                                      np.asarray(st.columns[data.sa]), np.asarray(st.columns["count"]),
                                      s["fake_bucket"], s["fake_value"], data.m, 2)
     assert out["negassoc"]["records_with_a_fake_struck"] == 0

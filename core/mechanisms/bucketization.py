@@ -68,9 +68,13 @@ from .. import guarantee as G
 from ..counting import QueryBatch, Records, select
 from ..errors import NotEligible
 from ..params import Param
-from ..release import CodedTable, Published, Release
+from .. import rng as _rng
+from .. import shuffle
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
+from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism, qi_table, shuffled
+from .base import Mechanism
 
 THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
               "(f′ = min(1, θf + b)); lower is safer.", 8.0, low=0.5, high=64, step=0.5, safer="lower",
@@ -99,6 +103,38 @@ FAKES = Param("fakes", "fakes", "How the σ fake values are chosen: 'random' (an
 @lru_cache(maxsize=64)
 def _plan(counts: tuple, fp: tuple, max_size: int, method: str) -> bk.Bucketing:
     return bk.bucketize(np.array(counts, dtype=np.int64), np.array(fp), max_size, method)
+
+
+class BucketPlan(Plan):
+    """Bucketization's plan: the bucket setting and class counts; each record's bucket from (SA, rank).
+
+    ``rank_by="sa"``: the rank is the record's among its value's records.
+    With negative-association fakes the plan needs the QI values of each
+    bucket's records, so records are ranked per (QI..., SA) combination
+    (``rank_by="qi_sa"``) and a record's rank among its value's records is
+    ``offset[combination] + rank`` (the value's combinations in their
+    order, then input order): a different but equally uniform dealing.
+    """
+
+    def __init__(self, seed: int, setting: bk.Bucketing, bid: np.ndarray, offset: np.ndarray | None = None,
+                 **fields):
+        super().__init__(seed=seed, rank_by="sa" if offset is None else "qi_sa", table="qit",
+                         labels={"bid": None}, **fields)
+        self.setting, self.bid, self.offset = setting, bid, offset
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        rank = chunk.rank if self.offset is None else self.offset[chunk.key] + chunk.rank
+        return {"bid": self.bid[bk.assign_ranked(self.setting, self.seed, chunk.sa, rank)]}
+
+
+def _value_offsets(summary: Combos) -> np.ndarray:
+    """Records of the same SA value in the earlier combinations of the summary (row order), per combination."""
+    order = np.argsort(summary.sa, kind="stable")
+    cum = np.cumsum(summary.count[order]) - summary.count[order]
+    first = np.searchsorted(summary.sa[order], np.arange(summary.m))  # each value's first row in ``order``
+    out = np.empty(len(summary), dtype=np.int64)
+    out[order] = cum - cum[np.minimum(first, len(cum) - 1)][summary.sa[order]]
+    return out
 
 
 class Bucketization(Mechanism):
@@ -156,36 +192,59 @@ class Bucketization(Mechanism):
                     f"bucket already holds {most} of the {data.m} values; the largest σ possible is "
                     f"{max(0, data.m - most)}.", suggestion={"sigma": max(0, data.m - most)})
 
-    # ------------------------------------------------------------ sanitize
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        pl = self.setting(data, values)
-        fp = self.thresholds(data, values)
-        n, m = data.n, data.m
-        bucket = bk.assign(data.sa_codes, pl, rng)
-        n_buckets = int(bucket.max()) + 1
+    # ------------------------------------------------------------ plan
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> BucketPlan:
+        """Setting and class counts from the SA counts; records dealt by rank (:func:`core.bucketing.assign_ranked`).
+
+        Every bucket's counts per value follow from the class counts (RRA,
+        :func:`core.bucketing.bucket_counts`), so the ST is built here; the
+        bucket ids are a random permutation drawn at group level
+        (:func:`core.shuffle.relabel`, purpose ``"bucket/bid"``) and the fakes
+        of ``sigma > 0`` are drawn per (bucket, value) (purpose
+        ``"bucket/fake"``, counter ``bid * m + value``).  Negative-association
+        fakes need the QI values of each bucket's records: the plan then
+        deals the table's (QI..., SA) combinations record by record from
+        the counts (:class:`BucketPlan`).
+        """
+        pl = self.setting(summary, values)
+        fp = self.thresholds(summary, values)
+        n, m = summary.n, summary.m
+        sa_name, sa_labels = summary.sa_name, summary.sa_labels
+        sizes, counts = bk.bucket_counts(pl)
+        n_buckets = len(sizes)
         # bucket ids in random order, so an id reveals nothing about size class or value order
-        relabel = rng.permutation(n_buckets)
-        bid = relabel[bucket]
-        rows = shuffled(rng, n)  # drawn before the fakes, so sigma changes only the ST
-        sizes, counts = bk.bucket_table(bid, data.sa_codes, m)
+        relabel = shuffle.relabel(seed, "bucket/bid", n_buckets)
+        sizes_b, counts_b = np.empty_like(sizes), np.empty_like(counts)
+        sizes_b[relabel], counts_b[relabel] = sizes, counts
+        sizes, counts = sizes_b, counts_b
         sigma = int(values["sigma"])
+        negassoc_fakes = bool(sigma) and values.get("fakes", "random") == "negassoc"
         st_g, st_x = np.nonzero(counts)
         st_c = counts[st_g, st_x]
         fake_g = fake_x = np.zeros(0, dtype=np.int64)
         short = 0
+        offset = None
         if sigma:
             # sigma distinct absent values per bucket, uniformly: random keys, absent values first
-            keys = rng.random((n_buckets, m)) + (counts > 0) * 2.0
-            if values.get("fakes", "random") == "negassoc":
+            keys = _rng.uniforms(seed, "bucket/fake", 0, n_buckets * m).reshape(n_buckets, m) + (counts > 0) * 2.0
+            if negassoc_fakes:
                 # seed 003 §6.2: values some record of the bucket excludes come after the safe ones
                 from .. import negassoc
 
-                neg = negassoc.learn(data.qi_codes, data.domains, bid, st_g, st_x, st_c, m)
-                struck = negassoc.excluded(data.qi_codes, bid, neg, n_buckets, m, every=False)
+                offset = _value_offsets(summary)
+                combo = np.repeat(np.arange(len(summary)), summary.count)  # every record, as its combination
+                rank = np.arange(n) - np.repeat(np.cumsum(summary.count) - summary.count, summary.count)
+                bid = relabel[bk.assign_ranked(pl, seed, summary.sa[combo], offset[combo] + rank)]
+                qi = [c[combo] for c in summary.qi]
+                neg = negassoc.learn(qi, summary.domains, bid, st_g, st_x, st_c, m)
+                struck = negassoc.excluded(qi, bid, neg, n_buckets, m, every=False)
+                del combo, rank, bid, qi
                 keys = keys + struck * 1.0
                 safe = ((counts == 0) & ~struck).sum(axis=1)
                 short = int(np.maximum(sigma - safe, 0).sum())
-            pick = np.argsort(keys, axis=1)[:, :sigma]
+            pick = np.argsort(keys, axis=1, kind="stable")[:, :sigma]
             fake_g = np.repeat(np.arange(n_buckets), sigma)
             fake_x = pick.ravel()
         all_g = np.concatenate([st_g, fake_g])
@@ -193,19 +252,17 @@ class Bucketization(Mechanism):
         all_c = np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)])
         order = np.lexsort((all_x, all_g))
         st = CodedTable(
-            columns={"bid": all_g[order], data.sa: all_x[order], "count": all_c[order]},
-            labels={"bid": None, data.sa: data.sa_labels, "count": None},
+            columns={"bid": all_g[order], sa_name: all_x[order], "count": all_c[order]},
+            labels={"bid": None, sa_name: sa_labels, "count": None},
         )
-        qit = qi_table(data, rows)
-        qit = CodedTable(columns={**qit.columns, "bid": bid[rows]}, labels={**qit.labels, "bid": None})
-
         share = counts / sizes[:, None]
         worst = share.max(axis=0)  # worst in-bucket share of each value
         setting = pl.setting
         loss = bk.loss_of(setting)
         l_eq = int(math.ceil(1.0 / fp.min() - bk.EPS))
-        per_value = [{"value": str(data.sa_labels[i]), "records": int(data.sa_counts[i]),
-                      "f": float(data.sa_counts[i] / n), "fprime": float(fp[i]), "worst_share": float(worst[i])}
+        sa_counts = summary.sa_counts
+        per_value = [{"value": str(sa_labels[i]), "records": int(sa_counts[i]),
+                      "f": float(sa_counts[i] / n), "fprime": float(fp[i]), "worst_share": float(worst[i])}
                      for i in range(m)]
         ok = bool(np.all(worst <= fp + bk.EPS))
         published = {
@@ -222,7 +279,7 @@ class Bucketization(Mechanism):
         }
         # a bucket whose ST lists one value (fakes included) publishes its records' value exactly
         revealed = int(sizes[((counts > 0).sum(axis=1) + sigma) == 1].sum())
-        unprotected = [str(data.sa_labels[i]) for i in range(m) if data.sa_counts[i] and fp[i] >= 1 - bk.EPS]
+        unprotected = [str(sa_labels[i]) for i in range(m) if sa_counts[i] and fp[i] >= 1 - bk.EPS]
         privacy = {
             "unprotected_values": unprotected,
             "records_revealed": revealed,
@@ -235,7 +292,7 @@ class Bucketization(Mechanism):
         notes = [f"{n_buckets:,} buckets in {len(setting)} size{'s' if len(setting) != 1 else ''} "
                  f"({', '.join(f'{b:,} × {s}' for s, b in setting)}); loss Σ(|g|−1)² = {loss:,}. "
                  f"ℓ-diversity would need ℓ = {l_eq} to give every value this protection; "
-                 f"Anatomy can deliver at most ℓ = {n // int(data.sa_counts.max())} on this table."]
+                 f"Anatomy can deliver at most ℓ = {n // int(sa_counts.max())} on this table."]
         if unprotected or revealed:
             shown = ", ".join(f"'{v}'" for v in unprotected[:6]) + (" …" if len(unprotected) > 6 else "")
             notes.append((f"f′ = 1 for {shown}: a limit of 1 protects nothing. " if unprotected else "")
@@ -246,17 +303,16 @@ class Bucketization(Mechanism):
             notes.append(f"Each bucket's ST lists σ = {sigma} fake value{'s' if sigma > 1 else ''}: "
                          f"{len(fake_g):,} fake entries, {published['fake_share']:.1%} of the ST's mass, which "
                          f"estimates count as if real (distortion).")
-            if values.get("fakes", "random") == "negassoc":
+            if negassoc_fakes:
                 notes.append("Fakes are drawn only from values the negative association learnt from the release "
                              "cannot strike out for any record of the bucket (seed 003 §6.2)"
                              + (f"; {short:,} fake entries had to use other absent values, too few safe ones "
                                 "being left in their buckets." if short else "."))
             published["fakes"] = values.get("fakes", "random")
         # the search's wall-clock time is shown on the page but kept out of the manifest: same seed, same bytes
-        return Published(tables={"qit": qit, "st": st}, published=published, privacy=privacy,
-                         notes=tuple(notes), rows_out=n,
-                         state={"search_seconds": pl.seconds, "fake_bucket": fake_g, "fake_value": fake_x,
-                                "record_bucket": bid})
+        return BucketPlan(seed, pl, relabel, offset, tables={"st": st}, published=published, privacy=privacy,
+                          notes=tuple(notes), rows_out=n,
+                          state={"search_seconds": pl.seconds, "fake_bucket": fake_g, "fake_value": fake_x})
 
     # ------------------------------------------------------------ guarantee
     def promise(self, values: Mapping[str, Any]) -> str:

@@ -22,9 +22,10 @@ def _run(_data: Dataset, data_key: str, sigma: int, seed: int) -> dict:
     out = {}
     for fakes in ("random", "negassoc"):
         rel = mechanisms.sanitize(_data, "bucketization", {"sigma": sigma, "fakes": fakes}, seed)
-        st_ = rel.tables["st"]
+        qit, st_ = rel.tables["qit"], rel.tables["st"]
         s = rel.state
-        out[fakes] = negassoc.attack(_data.qi_codes, _data.domains, s["record_bucket"], np.asarray(st_.columns["bid"]),
+        out[fakes] = negassoc.attack([qit.columns[c] for c in _data.qi], _data.domains, qit.columns["bid"],
+                                     np.asarray(st_.columns["bid"]),
                                      np.asarray(st_.columns[_data.sa]), np.asarray(st_.columns["count"]),
                                      s["fake_bucket"], s["fake_value"], _data.m, sigma)
     return out
