@@ -53,7 +53,8 @@ def skewed():
 
 CASES = [("anatomy", {}), ("anatomy", {"l": 3}), ("sdr", {}), ("sdr", {"rho1": "1/3", "rho2": "2/3"}),
          ("bucketization", {}), ("bucketization", {"theta": 2, "sizes": "two", "sigma": 2}),
-         ("bucketization", {"theta": 2, "sigma": 2, "fakes": "negassoc"})]
+         ("bucketization", {"theta": 2, "sigma": 2, "fakes": "negassoc"}),
+         ("mondrian", {}), ("mondrian", {"beta": 0.25, "k": 20})]
 
 
 @pytest.mark.parametrize("name,raw", CASES)
@@ -126,3 +127,22 @@ def test_buckets_hold_what_the_row_assignment_holds(toy, raw):
     _, want = bk.bucket_table(rows, toy.sa_codes, toy.m)
     assert sorted(map(tuple, counts.tolist())) == sorted(map(tuple, want.tolist()))
     assert r.verdict.meets
+
+
+# ------------------------------------------------------------------ Mondrian
+def test_mondrian_groups_are_the_row_partitions(toy):
+    from core.mechanisms import mondrian as mo
+
+    r = mechanisms.sanitize(toy, "mondrian", {"beta": 0.2, "k": 15}, seed=4)
+    pos = [np.asarray(lab, dtype=float) if num else np.arange(len(lab), dtype=float)
+           for lab, num in zip(toy.qi_labels, toy.qi_numeric)]
+    part = mo.mondrian_partition(toy.qi_codes, pos, toy.sa_codes, toy.m, 15, 5)
+    gid = shuffle.relabel(4, "mondrian/gid", part.n_groups)[part.group]
+    t = r.tables["release"]
+    assert list(t.columns) == ["gid", *toy.qi, "s"]
+    assert _pairs([t.columns["gid"], t.columns["s"]]) == _pairs([gid, toy.sa_codes])
+    boxes = mo.group_boxes(toy.qi_codes, toy.domains, toy.qi_numeric, gid, part.n_groups, toy.sa_codes, toy.m)
+    labels, codes = mo.box_labels(boxes, toy.qi_labels)
+    for j, c in enumerate(toy.qi):  # each record's generalization is its group's box
+        assert _pairs([t.columns["gid"], t.labels[c][t.columns[c]]]) == _pairs([gid, labels[j][codes[j][gid]]])
+    assert np.array_equal(r.tables["groups"].columns["size"], np.bincount(gid, minlength=part.n_groups))

@@ -55,6 +55,13 @@ Choices where the papers are silent (documented here, tested):
   l-diversity does not bound it by beta = 1/l; the manifest says how many
   groups exceed beta.
 
+Built from counts (issue 15, :mod:`core.engine.protocol`): the partition
+runs on the table's distinct (QI..., SA) combinations weighted by their
+counts (:func:`combo_partition`; a cut compares QI codes only, so the
+records of a QI combination always share a group and the partition is the
+records' own), and each record finds its group from its QI combination;
+nothing in Mondrian is drawn except the published group ids and order.
+
 Guarantee (:meth:`Mondrian.guarantee`): what its parameters name, checked
 on the published ``groups`` table: k-anonymity (every group has at least k
 records), distinct l-diversity (at least l values) and, because the
@@ -87,9 +94,12 @@ from .. import guarantee as G
 from ..counting import QueryBatch
 from ..errors import NotEligible
 from ..params import Param
-from ..release import CodedTable, Published, Release
+from .. import shuffle
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
+from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism, shuffled
+from .base import Mechanism
 
 #: histograms (partitions x domain) larger than this switch to a sort per attribute
 _HIST_CELLS = 20_000_000
@@ -395,6 +405,50 @@ def estimate_boxes(boxes: Boxes, batch: QueryBatch, domains) -> np.ndarray:
     return out
 
 
+# ------------------------------------------------------------------ from counts
+def _numeric(summary) -> tuple[bool, ...]:
+    """Which QIs are numeric: the summary's flags, else numeric labels (:func:`core.table.encode` sorts them as numbers)."""
+    flags = getattr(summary, "qi_numeric", None)
+    if flags:
+        return tuple(bool(x) for x in flags)
+    return tuple(bool(np.issubdtype(np.asarray(lab).dtype, np.number)) for lab in summary.qi_labels)
+
+
+def _positions(labels, numeric) -> list[np.ndarray]:
+    return [np.asarray(lab, dtype=float) if num else np.arange(len(lab), dtype=float)
+            for lab, num in zip(labels, numeric)]
+
+
+def combo_partition(summary: Combos, k: int, l: int) -> tuple[Partition, np.ndarray]:
+    """Mondrian on the table's distinct (QI..., SA) combinations weighted by their counts.
+
+    Returns the partition of the combinations and the group of each QI
+    combination (:meth:`Combos.qi_groups` order): a cut compares QI codes
+    only, so all records of one QI combination share a group, and the
+    partition is the one the records give (tests/test_groups_counts.py).
+    """
+    numeric = _numeric(summary)
+    part = mondrian_partition(summary.qi, _positions(summary.qi_labels, numeric), summary.sa, summary.m, k, l,
+                              weights=summary.count)
+    qg, nq = summary.qi_groups()
+    of_qi = np.empty(nq, dtype=np.int64)
+    of_qi[qg] = part.group
+    return part, of_qi
+
+
+class MondrianPlan(Plan):
+    """Mondrian's plan: the group of each QI combination and each group's generalized codes (rank by QI)."""
+
+    def __init__(self, seed: int, gid_of_qi: np.ndarray, gen_codes: list[np.ndarray], qi: tuple[str, ...],
+                 sa: str, **fields):
+        super().__init__(seed=seed, rank_by="qi", keep_qi=False, **fields)
+        self.gid_of_qi, self.gen_codes, self.qi, self.sa = gid_of_qi, gen_codes, qi, sa
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        g = self.gid_of_qi[chunk.key]
+        return {"gid": g, **{c: self.gen_codes[j][g] for j, c in enumerate(self.qi)}, self.sa: chunk.sa}
+
+
 # ------------------------------------------------------------------ the mechanism
 class Mondrian(Mechanism):
     name = "mondrian"
@@ -442,30 +496,32 @@ class Mondrian(Mechanism):
             raise NotEligible(f"k = {k} needs at least {k} records; the table has {data.n:,}.",
                               suggestion={"k": max(1, data.n)})
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> MondrianPlan:
+        """Mondrian on the weighted combinations; each record's group from its QI combination.
+
+        Group ids are a random permutation drawn at group level
+        (:func:`core.shuffle.relabel`, purpose ``"mondrian/gid"``) so an id
+        reveals nothing about the cut order; the groups table and the
+        generalized labels are built from the counts.
+        """
         l, k = self._l(values), int(values["k"])
-        positions = [np.asarray(lab, dtype=float) if num else np.arange(len(lab), dtype=float)
-                     for lab, num in zip(data.qi_labels, data.qi_numeric)]
-        part = mondrian_partition(data.qi_codes, positions, data.sa_codes, data.m, k, l)
-        relabel = rng.permutation(part.n_groups)  # group ids reveal nothing about the cut order
+        part, of_qi = combo_partition(summary, k, l)
+        relabel = shuffle.relabel(seed, "mondrian/gid", part.n_groups)
         group = relabel[part.group]
-        boxes = group_boxes(data.qi_codes, data.domains, data.qi_numeric, group, part.n_groups,
-                            data.sa_codes, data.m)
-        gen_labels, gen_codes = box_labels(boxes, data.qi_labels)
-        order = shuffled(rng, data.n)
-        g_rows = group[order]
-        release = CodedTable(
-            columns={"gid": g_rows, **{c: gen_codes[j][g_rows] for j, c in enumerate(data.qi)},
-                     data.sa: data.sa_codes[order]},
-            labels={"gid": None, **{c: gen_labels[j] for j, c in enumerate(data.qi)}, data.sa: data.sa_labels},
-        )
+        qi, sa = tuple(summary.qi_names), summary.sa_name
+        numeric = _numeric(summary)
+        boxes = group_boxes(summary.qi, summary.domains, numeric, group, part.n_groups, summary.sa, summary.m,
+                            weights=summary.count)
+        gen_labels, gen_codes = box_labels(boxes, summary.qi_labels)
         pres, assoc = presence(boxes), association(boxes)
         distinct = np.diff(boxes.st.indptr)
         gids = np.arange(part.n_groups)
         groups = CodedTable(
-            columns={"gid": gids, "size": boxes.size, **{c: gen_codes[j] for j, c in enumerate(data.qi)},
+            columns={"gid": gids, "size": boxes.size, **{c: gen_codes[j] for j, c in enumerate(qi)},
                      "sa_values": distinct, "presence": pres, "association": assoc},
-            labels={"gid": None, "size": None, **{c: gen_labels[j] for j, c in enumerate(data.qi)},
+            labels={"gid": None, "size": None, **{c: gen_labels[j] for j, c in enumerate(qi)},
                     "sa_values": None, "presence": None, "association": None},
         )
         beta = float(values["beta"])
@@ -476,19 +532,20 @@ class Mondrian(Mechanism):
             notes.append(f"{over:,} of {part.n_groups:,} groups let an adversary link a member to one sensitive "
                          f"value with probability above β = {beta:g} (largest {assoc.max():.3f}): distinct "
                          f"ℓ-diversity counts different values, not their shares.")
-        return Published(
-            tables={"release": release, "groups": groups},
+        return MondrianPlan(
+            seed, relabel[of_qi], gen_codes, qi, sa,
+            labels={"gid": None, **{c: gen_labels[j] for j, c in enumerate(qi)}, sa: summary.sa_labels},
+            tables={"groups": groups},
             published={"k": k, "l": l, "groups": part.n_groups, "levels": part.levels,
-                       "generalization": {c: ("range" if num else "value set")
-                                          for c, num in zip(data.qi, data.qi_numeric)}},
+                       "generalization": {c: ("range" if num else "value set") for c, num in zip(qi, numeric)}},
             privacy={"groups": part.n_groups, "min_group_size": int(sizes.min()),
                      "mean_group_size": float(sizes.mean()), "k_achieved": int(sizes.min()),
                      "l_achieved": int(distinct.min()), "max_presence": float(pres.max()),
                      "mean_presence": float(pres.mean()), "max_association": float(assoc.max()),
                      "groups_above_beta": over, "max_posterior": float(assoc.max())},
             notes=tuple(notes),
-            state={"boxes": boxes, "domains": tuple(data.domains)},
-            rows_out=data.n,
+            state={"boxes": boxes, "domains": tuple(summary.domains)},
+            rows_out=summary.n,
         )
 
     # ------------------------------------------------------------ guarantee
@@ -529,12 +586,13 @@ class Mondrian(Mechanism):
             beta = math.ceil(top / 0.005 - 1e-9) * 0.005
         beta = round(beta, 6)
         l = int(values["l"]) if values.get("l") is not None else required_l(beta)
-        positions = [np.asarray(lab, dtype=float) if num else np.arange(len(lab), dtype=float)
-                     for lab, num in zip(data.qi_labels, data.qi_numeric)]
+        summary = Combos.of(data)
+        positions = _positions(data.qi_labels, data.qi_numeric)
 
         def meets(k: int) -> bool:
-            part = mondrian_partition(data.qi_codes, positions, data.sa_codes, data.m, k, l)
-            counts = np.bincount(part.group * data.m + data.sa_codes, minlength=part.n_groups * data.m)
+            part = mondrian_partition(summary.qi, positions, summary.sa, data.m, k, l, weights=summary.count)
+            counts = np.bincount(part.group * data.m + summary.sa, weights=summary.count,
+                                 minlength=part.n_groups * data.m)
             counts = counts.reshape(part.n_groups, data.m)
             return bool(np.all(counts.max(axis=1) <= beta * counts.sum(axis=1) + 1e-9))
 
