@@ -146,3 +146,12 @@ def test_mondrian_groups_are_the_row_partitions(toy):
     for j, c in enumerate(toy.qi):  # each record's generalization is its group's box
         assert _pairs([t.columns["gid"], t.labels[c][t.columns[c]]]) == _pairs([gid, labels[j][codes[j][gid]]])
     assert np.array_equal(r.tables["groups"].columns["size"], np.bincount(gid, minlength=part.n_groups))
+
+
+# ------------------------------------------------------------------ not built from counts
+@pytest.mark.parametrize("name", ["ambiguity", "priview"])
+def test_greedy_mechanisms_say_in_one_sentence_why_they_stay_local(name):
+    mech = mechanisms.get(name)
+    assert not mech.planned
+    note = mech.engine_note
+    assert note.endswith(".") and ". " not in note and "--engine local" in note

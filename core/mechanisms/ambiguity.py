@@ -35,6 +35,14 @@ published: the verdict then meets on the records it publishes only, with
 the unplaced count and values beside it, and suggests the smallest beta
 (rounded up to 0.001) that places every record, verified.
 
+Not built from counts (issue 15): :data:`ENGINE_NOTE`.  The greedy's
+picks depend on which records are still unpicked and on the QI values each
+adds to its group, so its result is one decision per record (a group per
+record, or a group per (QI..., SA) combination and rank: as many entries
+as records), not a function of a compact summary that a plan could carry
+to the partitions; both mechanisms keep their row-based ``sanitize`` and
+run on the local engine.
+
 References
 ----------
 seed 004 (Hui Wang, JCST 2010), sections 3-8; MECHANISMS.md section 5.
@@ -145,8 +153,16 @@ def exact_bound(data: Dataset, values: Mapping[str, Any]) -> dict | None:
     return best
 
 
+#: why Ambiguity and PriView run on the local engine only (the Dask engine shows it)
+ENGINE_NOTE = ("Ambiguity and PriView build their groups greedily, picking records one at a time by the QI values "
+               "each adds to a group (seed 004 §7, and PriView's exact construction likewise), so every record's "
+               "group is a decision of its own that no compact count summary can carry to the partitions; run "
+               "them with --engine local.")
+
+
 class _Grouped(Mechanism):
     paper = "seed 004 (Hui Wang, JCST 2010)"
+    engine_note = ENGINE_NOTE
     params = (ALPHA, BETA, CANDIDATES)
     main_param = "beta"
     sweep = (0.025, 0.05, 0.1, 1 / 7, 0.2)
