@@ -117,9 +117,11 @@ class Mechanism:
         return Eligibility(True)
 
     #: True when :meth:`plan` implements the engine protocol (:mod:`core.engine.protocol`); the release is
-    #: then made by an engine from the plan, and :meth:`sanitize` is not called.  (SDR and bucketization
-    #: have an older ``plan(data, values)`` of their own until they are converted: hence the flag.)
+    #: then made by an engine from the plan, and :meth:`sanitize` is not called.
     planned: bool = False
+    #: for a mechanism whose algorithm cannot be built from counts (it keeps ``sanitize``): why, in one
+    #: sentence, shown by an engine that needs a plan (Dask)
+    engine_note: str = ""
 
     def plan(self, summary, values: Mapping[str, Any], seed: int):
         """The :class:`core.engine.protocol.Plan` of this release, from the table's :class:`core.engine.combos.Combos`.
