@@ -166,7 +166,7 @@ def test_the_engine_gives_whole_table_ranks_and_keeps_published_order(rank_by):
 
 
 # ---------------------------------------------------------------- planned mechanisms
-PLANNED = [("uniform", {}), ("uniform", {"p": 0.3}), ("reconstruction", {"p": 0.46, "lambda": 0.5, "delta": 0.5}),
+PLANNED = [("uniform", {}), ("uniform", {"p": 0.3}), ("dbr", {}), ("laplace", {"epsilon": 0.5}), ("reconstruction", {"p": 0.46, "lambda": 0.5, "delta": 0.5}),
            ("reconstruction", {"p": 0.3})]
 
 
@@ -208,3 +208,31 @@ def test_randomness_mismatch_is_one_sentence():
     assert rng.mismatch(rng.VERSION, "x") is None
     text = rng.mismatch(None, "The session 'a.json'", "give --randomness 1")
     assert text.startswith("The session 'a.json' was drawn with randomness version 0") and text.endswith(".") and ". " not in text
+
+
+def test_dbr_draws_from_the_table_distribution(adult):
+    from scipy import stats
+
+    r = mechanisms.sanitize(adult, "dbr", {}, seed=8)
+    out = np.bincount(r.tables["release"].columns[adult.sa], minlength=adult.m)
+    expected = adult.sa_counts / adult.n * adult.n
+    assert stats.chisquare(out, expected).pvalue > 0.001
+    # independent of the record: unchanged at the rate sum f_x^2 (4 standard errors)
+    share = r.privacy["share_unchanged"]
+    f2 = float(np.sum((adult.sa_counts / adult.n) ** 2))
+    assert abs(share - f2) < 4 * np.sqrt(f2 * (1 - f2) / adult.n)
+
+
+def test_laplace_histogram_noise_is_laplace_of_scale_one_over_epsilon():
+    from scipy import stats
+
+    from core.mechanisms.laplace import laplace_noise
+
+    noise = laplace_noise(3, "laplace", 0, 100_000, 2.0)
+    assert stats.kstest(noise, stats.laplace(scale=2.0).cdf).pvalue > 0.001
+    assert np.all(np.isfinite(noise))
+    data = _dataset(500)
+    r = mechanisms.sanitize(data, "laplace", {"epsilon": 0.5}, seed=3)
+    hist = r.tables["histogram"].columns["noisy_count"]
+    assert np.allclose(hist, data.sa_counts + laplace_noise(3, "laplace", 0, data.m, 2.0))
+    assert len(r.tables) == 1 and r.rows_out == data.m

@@ -137,7 +137,9 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
     keep = None
     totals: dict[str, int] = {}
     expected = set(plan.labels)
-    for chunk in chunks(data, plan, batch_rows, combos):
+    # a plan without a per-record table (an interactive mechanism's answers) publishes nothing per record
+    work = chunks(data, plan, batch_rows, combos) if plan.table is not None else ()
+    for chunk in work:
         out = plan.apply(chunk)
         got = set(out) - {"_keep"}
         if got != expected:

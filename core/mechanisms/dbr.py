@@ -26,9 +26,38 @@ import numpy as np
 
 from .. import guarantee as G
 from ..counting import QueryBatch
-from ..release import Published, Release
+from .. import rng as _rng
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
+from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, observed, qi_table, shuffled
+from .base import Mechanism, observed
+
+
+class DBRPlan(Plan):
+    """DBR's plan: the SA counts' cumulative sums; no ranks.
+
+    Record i draws ``x = floor(u n)`` (``u`` the first word of its block of
+    purpose ``"dbr"``, :mod:`core.rng`) and publishes the value v with
+    ``cum[v-1] <= x < cum[v]``: value v with probability ``count(v) / n``
+    exactly (up to ``2**-53``), in integers.  ``privacy.share_unchanged`` is
+    tallied over the records.
+    """
+
+    def __init__(self, seed: int, sa: str, cum: np.ndarray, n: int, **fields):
+        super().__init__(seed=seed, **fields)
+        self.sa, self.cum, self.n = sa, cum, int(n)
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        u = _rng.uniforms(self.seed, "dbr", chunk.start, len(chunk))
+        x = np.minimum(np.floor(u * self.n).astype(np.int64), self.n - 1)
+        return {self.sa: np.searchsorted(self.cum, x, side="right").astype(chunk.sa.dtype)}
+
+    def tally(self, chunk: Chunk, out) -> dict[str, int]:
+        return {"unchanged": int(np.count_nonzero(out[self.sa] == chunk.sa))}
+
+    def finish(self, totals) -> dict[str, Any]:
+        return {"share_unchanged": totals.get("unchanged", 0) / self.n if self.n else 0.0}
 
 
 class DBR(Mechanism):
@@ -40,15 +69,15 @@ class DBR(Mechanism):
                "attributes and their sensitive value is lost.")
     order = 70
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        probs = data.sa_counts / data.n
-        sa = rng.choice(data.m, size=data.n, p=probs).astype(data.sa_codes.dtype)
-        order = shuffled(rng, data.n)
-        return Published(
-            tables={"release": qi_table(data, order, sa)},
-            published={"distribution": {str(v): float(p) for v, p in zip(data.sa_labels, probs)}},
-            privacy={"share_unchanged": float(np.mean(sa == data.sa_codes))},
-        )
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> "DBRPlan":
+        """Each record's value drawn from the table's SA distribution (:class:`DBRPlan`)."""
+        counts = summary.sa_counts
+        n = summary.n
+        return DBRPlan(seed, summary.sa_name, np.cumsum(counts).astype(np.int64), n,
+                       labels={summary.sa_name: summary.sa_labels},
+                       published={"distribution": {str(v): float(c / n) for v, c in zip(summary.sa_labels, counts)}})
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return observed(release, batch)[0]

@@ -25,10 +25,23 @@ import numpy as np
 from .. import guarantee as G
 from ..counting import QueryBatch, select
 from ..params import Param
-from ..release import CodedTable, Published, Release
+from .. import rng as _rng
+from ..engine.combos import Combos
+from ..engine.protocol import Plan
+from ..release import CodedTable, Release
 from ..table import Dataset
-from ..workload import data_records
 from .base import Mechanism
+
+
+def laplace_noise(seed: int, purpose: str, start: int, n: int, scale: float) -> np.ndarray:
+    """Laplace(0, ``scale``) draws for counters ``start .. start + n - 1`` of ``purpose`` (inverse CDF).
+
+    ``u`` in (0, 1) from :func:`core.rng.uniforms` (shifted by half a step,
+    so it is never 0); noise ``= -scale sign(u - 1/2) ln(1 - 2 |u - 1/2|)``.
+    """
+    u = _rng.uniforms(seed, purpose, start, n) + 2.0 ** -54
+    c = u - 0.5
+    return -scale * np.sign(c) * np.log1p(-2.0 * np.abs(c))
 
 
 class Laplace(Mechanism):
@@ -51,19 +64,33 @@ class Laplace(Mechanism):
     #: seed 003 Theorem 2: the ratio of two Laplace answers still reveals y/x
     bounds = ("differential-inference",)
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> Plan:
+        """The release of an interactive mechanism is answers: the plan holds all of it, ``apply`` publishes nothing.
+
+        Laplace publishes no record, so its plan has no per-record table
+        (``table = None``): the noisy SA histogram is a static table drawn
+        at group level (value v's noise from the first word of counter v of
+        purpose ``"laplace"``, by the inverse CDF), and the curator's
+        state is the table's weighted :class:`core.engine.combos.Combos`
+        records, which answer every count query exactly as the table would.
+        Answers to queries get fresh noise at query time
+        (:func:`core.mechanisms.estimate`'s generator: answers, not the release).
+        """
         eps = values["epsilon"]
-        noisy = data.sa_counts + rng.laplace(0.0, 1.0 / eps, size=data.m)
-        hist = CodedTable(columns={data.sa: np.arange(data.m), "noisy_count": noisy},
-                          labels={data.sa: data.sa_labels, "noisy_count": None})
-        return Published(
-            tables={"histogram": hist},
+        m = summary.m
+        hist = CodedTable(columns={summary.sa_name: np.arange(m),
+                                   "noisy_count": summary.sa_counts + laplace_noise(seed, "laplace", 0, m, 1.0 / eps)},
+                          labels={summary.sa_name: summary.sa_labels, "noisy_count": None})
+        return Plan(
+            seed=seed, table=None, tables={"histogram": hist},
             published={"epsilon": eps, "noise_scale": 1.0 / eps, "sensitivity": 1},
             privacy={"epsilon_per_answer": eps,
                      "note": "each answer is ε-DP; k answers about the same records compose to k·ε"},
-            # interactive: the curator keeps the data to answer queries
-            state={"records": data_records(data), "epsilon": eps},
-            rows_out=data.m,
+            # interactive: the curator keeps the data (as counts) to answer queries
+            state={"records": summary.records(), "epsilon": eps},
+            rows_out=m,
         )
 
     def promise(self, values: Mapping[str, Any]) -> str:
