@@ -12,13 +12,13 @@ from core.engine.combos import Combos
 from core.engine.protocol import Chunk, Plan, ranks
 
 
-def _dataset(n=3000, seed=0, dtype=np.int32, m=9):
+def _dataset(n=3000, seed=0, dtype=np.int32, m=9, qi=("a", "b", "c")):
     g = np.random.default_rng(seed)
     frame = {"a": g.integers(0, 5, n), "b": g.integers(0, 40, n), "c": g.choice(["x", "y", "z"], n),
              "s": g.choice([f"v{i}" for i in range(m)], n, p=np.linspace(1, 2, m) / np.linspace(1, 2, m).sum())}
     import pandas as pd
 
-    data = table.bind(table.make_table(pd.DataFrame(frame), "toy"), "s", ["a", "b", "c"])
+    data = table.bind(table.make_table(pd.DataFrame(frame), "toy"), "s", list(qi))
     if dtype != np.int32:
         import dataclasses
 
@@ -166,13 +166,16 @@ def test_the_engine_gives_whole_table_ranks_and_keeps_published_order(rank_by):
 
 
 # ---------------------------------------------------------------- planned mechanisms
-PLANNED = [("uniform", {}), ("uniform", {"p": 0.3}), ("dbr", {}), ("laplace", {"epsilon": 0.5}), ("reconstruction", {"p": 0.46, "lambda": 0.5, "delta": 0.5}),
+PLANNED = [("uniform", {}), ("uniform", {"p": 0.3}), ("dbr", {}), ("laplace", {"epsilon": 0.5}),
+           pytest.param("splu", {"gamma": 4}, marks=pytest.mark.slow),
+           ("splu", {"gamma": 5, "partition": "sorted", "p": 0.4}),
+           pytest.param("splu", {"gamma": 2, "sa2": "c"}, marks=pytest.mark.slow), ("reconstruction", {"p": 0.46, "lambda": 0.5, "delta": 0.5}),
            ("reconstruction", {"p": 0.3})]
 
 
 @pytest.mark.parametrize("name,raw", PLANNED)
 def test_same_release_byte_for_byte_whatever_the_batch_size(name, raw):
-    data = _dataset(3000)
+    data = _dataset(3000, m=12, qi=("a", "b") if raw.get("sa2") else ("a", "b", "c"))
     assert mechanisms.get(name).planned
     got = {b: _bytes(mechanisms.sanitize(data, name, raw, seed=11, batch_rows=b)) for b in (None, 7, 1000)}
     assert len(set(got.values())) == 1, got
@@ -236,3 +239,64 @@ def test_laplace_histogram_noise_is_laplace_of_scale_one_over_epsilon():
     hist = r.tables["histogram"].columns["noisy_count"]
     assert np.allclose(hist, data.sa_counts + laplace_noise(3, "laplace", 0, data.m, 2.0))
     assert len(r.tables) == 1 and r.rows_out == data.m
+
+
+# ---------------------------------------------------------------- SPLU-Gen's decoy layout
+@pytest.mark.parametrize("mixed", [True, False])
+@pytest.mark.parametrize("n,gamma,seed", [(3000, 4, 0), (2999, 5, 1), (47, 3, 2), (7, 4, 3), (1001, 7, 4)])
+def test_decoy_groups_hold_distinct_values_and_members_read_back(n, gamma, seed, mixed):
+    from core.mechanisms.splu import DecoyLayout
+    from core.partition import largest_feasible
+
+    g = np.random.default_rng(seed)
+    counts = np.bincount(g.integers(0, 9, n), minlength=9)
+    if largest_feasible(counts) < gamma:
+        counts = np.full(9, n // 9) + (np.arange(9) < n % 9)
+    lay = DecoyLayout(counts, gamma, seed, mixed)
+    pos = np.arange(lay.n)
+    group, slot = lay.group_and_slot(pos)
+    value = lay.value_at(pos)
+    assert len(np.unique(group * 100 + value)) == lay.n  # no value twice in a group
+    sizes = np.bincount(group, minlength=lay.r)
+    assert np.array_equal(sizes, lay.sizes(np.arange(lay.r))) and sizes.min() >= gamma
+    assert np.array_equal(lay.member_values(group, slot), value)
+    assert len(np.unique(group * 100 + slot)) == lay.n  # one member per slot
+    assert sum(lay.size_counts().values()) == lay.r
+    # ranks map onto positions one to one
+    sa = np.repeat(np.arange(9), counts)
+    rank = np.concatenate([np.arange(c) for c in counts])
+    assert np.array_equal(np.sort(lay.position(sa, rank)), pos)
+
+
+def test_random_decoy_layout_pairs_values_across_columns(adult):
+    """The plan's random layout, like core.partition's, lets values with no column in common meet."""
+    from core.mechanisms.splu import DecoyLayout
+
+    m, gamma = adult.m, 4
+    counts = adult.sa_counts
+    never = {}
+    for mixed in (False, True):
+        lay = DecoyLayout(counts, gamma, 5, mixed)
+        r = lay.r
+        columns = [set(range(lay.start[v] // r, (lay.start[v] + counts[v] - 1) // r + 1)) for v in range(m)]
+        big = [v for v in range(m) if counts[v] >= 1000]
+        apart = [(a, b) for a in big for b in big if a < b and not columns[a] & columns[b]]
+        group, _ = lay.group_and_slot(np.arange(lay.n))
+        has = np.zeros((r, m), dtype=bool)
+        has[group, lay.value_at(np.arange(lay.n))] = True
+        never[mixed] = sum(1 for a, b in apart if not (has[:, a] & has[:, b]).any())
+    assert never[True] == 0 and never[False] >= 5, never
+
+
+def test_splu_draw_keeps_own_value_with_p_and_spreads_the_rest_over_the_group(adult):
+    """Published value = own with probability p, else another group member uniformly (seed 000 Step 3)."""
+    from scipy import stats
+
+    r = mechanisms.sanitize(adult, "splu", {"gamma": 5, "p": 0.4}, seed=21)
+    out = r.tables["release"].columns[adult.sa]
+    order = local.record_order(21, adult.n)
+    same = float(np.mean(out == adult.sa_codes[order]))
+    assert abs(same - 0.4) < 4 * np.sqrt(0.24 / adult.n)
+    # the published counts of each value: expected f_v p + (1 - p) * (records of other values whose group has v) / 4
+    assert stats.chisquare(np.bincount(out, minlength=adult.m) + 1,
+                           adult.sa_counts + 1).pvalue > 1e-6  # SPLU keeps value totals close (Theorem 2)

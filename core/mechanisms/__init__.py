@@ -76,9 +76,7 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
     mech.check(data, values)
     seed = fresh_seed() if seed is None else check_seed(seed)
     if mech.planned:
-        from ..engine import local
-
-        out = local.publish(data, mech, values, seed, batch_rows)
+        out = mech.publish(data, values, seed, batch_rows)
     else:
         out = mech.sanitize(data, values, np.random.default_rng(seed))
     derived = mech.derived(data, values)

@@ -132,6 +132,15 @@ class Mechanism:
         """
         raise NotImplementedError
 
+    def publish(self, data: Dataset, values: Mapping[str, Any], seed: int, batch_rows: int | None = None) -> Published:
+        """The release of a planned mechanism on the local engine (:func:`core.engine.local.publish`).
+
+        Override only to combine several plans (SPLU-Gen's second SA).
+        """
+        from ..engine import local
+
+        return local.publish(data, self, values, seed, batch_rows)
+
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
         raise NotImplementedError
 

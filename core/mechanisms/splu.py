@@ -73,6 +73,7 @@ seed 000 (Fu et al., "Small sum privacy and large sum utility"), §3.1
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -84,9 +85,13 @@ from .. import guarantee as G
 from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import Param
 from ..partition import check_distinct_groups, distinct_value_groups, largest_feasible
+from .. import rng as _rng
+from ..engine.combos import Combos
+from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Published, Release
+from ..shuffle import permute, unpermute
 from ..table import Column, Dataset
-from .base import Mechanism, observed, published_records, qi_table, shuffled
+from .base import Mechanism, observed, published_records
 
 #: Cap on fixed-point iterations of the Bayesian reconstruction.  The paper
 #: reports a median of 16 and a mean of 325 iterations (§6.5); queries still
@@ -143,6 +148,234 @@ def decoy_draw(sa_codes: np.ndarray, group: np.ndarray, p: float, rng: np.random
     shift = rng.integers(1, k)  # uniform on 1..k-1: another member
     other = members[start[group] + (position + shift) % k]
     return np.where(own, sa_codes, sa_codes[other]).astype(sa_codes.dtype)
+
+
+# ------------------------------------------------------------------ the plan
+class DecoyLayout:
+    """SPLU-Gen's decoy groups from the SA counts: which group a record joins and who its group's members are.
+
+    Records are laid out by (value rank, position in the value's run):
+    values by descending count (ties: lower code first), as
+    :func:`core.partition.distinct_value_groups`.  A record of value ``v``
+    whose rank among the value's records is ``k`` sits at sorted position
+    ``P = start[v] + t`` with ``t = k`` (``"sorted"``) or ``t = pi_v(k)``, a
+    keyed random permutation of the run (``"random"``, purpose
+    ``"splu/run"``: which records of a value land in a straddling part or
+    the residue is random).  Positions ``c r .. (c+1) r - 1`` form column
+    ``c`` (``r = N // gamma``); the record at column index ``i`` joins group
+
+    * ``"sorted"``: ``P mod r`` (MECHANISMS.md section 1, step 2);
+    * ``"random"``: ``row_c(i)``, a keyed random permutation of the column's
+      rows (purpose ``"splu/column"``, key = the column), so which values
+      share a group is random, as in :func:`core.partition._mixed_layout`.
+      The one value whose run straddles columns ``c - 1`` and ``c`` may meet
+      itself in a row; each such record swaps rows with a random record of
+      column ``c`` outside the value whose row holds the value in neither
+      column (candidates in a keyed random order, purpose ``"splu/swap"``),
+      and the ``N - r gamma`` residual records go to distinct random rows
+      whose last column does not hold their value (purpose
+      ``"splu/residue"``).  The swaps are stored (a few per column
+      boundary), nothing per record.
+
+    Tiny tables whose residue exceeds ``r`` get the sorted layout either way
+    (as :func:`core.partition.distinct_value_groups`).  The member slots of
+    a group are its columns ``0 .. gamma - 1`` (plus slot ``gamma``: its
+    residual record, if any); :meth:`member_values` reads a slot's value
+    back through the inverse permutation.
+    """
+
+    def __init__(self, counts: np.ndarray, gamma: int, seed: int, mixed: bool, prefix: str = "splu"):
+        counts = np.asarray(counts, dtype=np.int64)
+        self.counts, self.gamma, self.seed, self.prefix = counts, int(gamma), int(seed), prefix
+        self.n = n = int(counts.sum())
+        m = len(counts)
+        self.r = r = n // gamma
+        if r == 0:
+            raise NotEligible(f"A group needs {gamma} records but the table has only {n}.")
+        order = np.lexsort((np.arange(m), -counts))
+        self.start = np.empty(m, dtype=np.int64)
+        self.start[order] = np.concatenate(([0], np.cumsum(counts[order])[:-1]))
+        self.run_value = order  # values in sorted-position order
+        self.run_end = np.cumsum(counts[order]).astype(np.int64)
+        self.main = r * gamma
+        self.mixed = bool(mixed) and n - self.main <= r
+        self.over_idx: dict[int, np.ndarray] = {}   # column -> overridden indices (sorted)
+        self.over_row: dict[int, np.ndarray] = {}   # ... and their rows
+        self.residual_rows = np.zeros(0, dtype=np.int64)
+        if self.mixed:
+            self._fix_straddles()
+            self._place_residue()
+
+    # ---------------------------------------------------------- positions
+    def value_at(self, pos: np.ndarray) -> np.ndarray:
+        """The value of the record at each sorted position."""
+        return self.run_value[np.searchsorted(self.run_end, pos, side="right")]
+
+    def position(self, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        sa = np.asarray(sa, dtype=np.int64)
+        rank = np.asarray(rank, dtype=np.int64)
+        if not self.mixed:
+            return self.start[sa] + rank
+        return self.start[sa] + permute(self.seed, f"{self.prefix}/run", sa, rank, self.counts[sa])
+
+    def row(self, c, i: np.ndarray) -> np.ndarray:
+        """Group of column ``c``'s index ``i`` (mixed layout), overrides applied."""
+        c = np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(i))
+        out = permute(self.seed, f"{self.prefix}/column", c, i, self.r)
+        for col in np.unique(c):
+            idx = self.over_idx.get(int(col))
+            if idx is None:
+                continue
+            sel = np.flatnonzero(c == col)
+            j = np.searchsorted(idx, i[sel])
+            hit = (j < len(idx)) & (idx[np.minimum(j, len(idx) - 1)] == i[sel])
+            out[sel[hit]] = self.over_row[int(col)][j[hit]]
+        return out
+
+    def index(self, c, g: np.ndarray) -> np.ndarray:
+        """The index in column ``c`` whose group is ``g`` (inverse of :meth:`row`)."""
+        c = np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(g))
+        out = unpermute(self.seed, f"{self.prefix}/column", c, g, self.r)
+        for col in np.unique(c):
+            rows = self.over_row.get(int(col))
+            if rows is None:
+                continue
+            by_row = np.argsort(rows)
+            sel = np.flatnonzero(c == col)
+            j = np.searchsorted(rows[by_row], g[sel])
+            jj = np.minimum(j, len(rows) - 1)
+            hit = (j < len(rows)) & (rows[by_row][jj] == g[sel])
+            out[sel[hit]] = self.over_idx[int(col)][by_row[jj[hit]]]
+        return out
+
+    # ---------------------------------------------------------- building (mixed)
+    def _fix_straddles(self) -> None:
+        r = self.r
+        for c in range(1, self.gamma):
+            first = c * r
+            v = int(self.value_at(np.array([first]))[0])
+            if int(self.value_at(np.array([first - 1]))[0]) != v:
+                continue
+            a = int(self.start[v]) - (c - 1) * r
+            b = int(self.start[v] + self.counts[v]) - first
+            taken = np.sort(self.row(c - 1, np.arange(a, r)))
+            mine = permute(self.seed, f"{self.prefix}/column", c, np.arange(b), r)
+            clash = np.isin(mine, taken)
+            bad = np.flatnonzero(clash)
+            if not len(bad):
+                continue
+            partners = []
+            t = 0
+            need = len(bad)
+            while need > 0:
+                block = np.arange(t, min(t + max(64, 4 * need), r - b))
+                t = int(block[-1]) + 1
+                j = b + permute(self.seed, f"{self.prefix}/swap", c, block, r - b)
+                ok = j[~np.isin(permute(self.seed, f"{self.prefix}/column", c, j, r), taken)]
+                partners.append(ok[:need])
+                need -= len(ok[:need])
+            partners = np.concatenate(partners)
+            idx = np.concatenate([bad, partners])
+            rows = np.concatenate([permute(self.seed, f"{self.prefix}/column", c, partners, r), mine[bad]])
+            o = np.argsort(idx)
+            self.over_idx[c], self.over_row[c] = idx[o], rows[o]
+
+    def _place_residue(self) -> None:
+        rest = np.arange(self.main, self.n)
+        if not len(rest):
+            return
+        r, last = self.r, self.gamma - 1
+        used: list[int] = []
+        for j, pos in enumerate(rest):
+            v = int(self.value_at(np.array([pos]))[0])
+            lo = max(int(self.start[v]), last * r)
+            hi = min(int(self.start[v] + self.counts[v]), self.main)
+            forbidden = set(self.row(last, np.arange(lo - last * r, hi - last * r)).tolist()) if hi > lo else set()
+            forbidden.update(used)
+            t = 0
+            while True:
+                block = np.arange(t, min(t + 64, r))
+                t = int(block[-1]) + 1
+                cand = permute(self.seed, f"{self.prefix}/residue", j, block, r)
+                free = [g for g in cand.tolist() if g not in forbidden]
+                if free:
+                    used.append(free[0])
+                    break
+        self.residual_rows = np.array(used, dtype=np.int64)
+
+    # ---------------------------------------------------------- groups
+    def group_and_slot(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Group of each sorted position and its member slot in the group."""
+        pos = np.asarray(pos, dtype=np.int64)
+        if not self.mixed:
+            return pos % self.r, pos // self.r
+        group = np.empty(len(pos), dtype=np.int64)
+        slot = np.minimum(pos // self.r, self.gamma)
+        main = pos < self.main
+        group[main] = self.row(slot[main], pos[main] % self.r)
+        group[~main] = self.residual_rows[pos[~main] - self.main]
+        return group, slot
+
+    def sizes(self, group: np.ndarray) -> np.ndarray:
+        """Members of each group."""
+        group = np.asarray(group, dtype=np.int64)
+        if not self.mixed:
+            return self.n // self.r + (group < self.n % self.r)
+        return self.gamma + np.isin(group, self.residual_rows)
+
+    def member_values(self, group: np.ndarray, slot: np.ndarray) -> np.ndarray:
+        """The value of the member in ``slot`` of each ``group``."""
+        group = np.asarray(group, dtype=np.int64)
+        slot = np.asarray(slot, dtype=np.int64)
+        if not self.mixed:
+            return self.value_at(group + slot * self.r)
+        pos = np.empty(len(group), dtype=np.int64)
+        main = slot < self.gamma
+        pos[main] = slot[main] * self.r + self.index(slot[main], group[main])
+        if (~main).any():
+            which = np.argsort(self.residual_rows)
+            j = np.searchsorted(self.residual_rows[which], group[~main])
+            pos[~main] = self.main + which[j]
+        return self.value_at(pos)
+
+    def size_counts(self) -> dict[str, int]:
+        """``{size: groups of that size}`` (published)."""
+        if not self.mixed:
+            extra = self.n % self.r
+            sizes = np.bincount(np.where(np.arange(self.r) < extra, self.n // self.r + 1, self.n // self.r))
+        else:
+            sizes = np.bincount(np.array([self.gamma + 1] * len(self.residual_rows)
+                                         + [self.gamma] * (self.r - len(self.residual_rows))))
+        return {str(s): int(c) for s, c in enumerate(sizes) if c}
+
+
+class SPLUPlan(Plan):
+    """SPLU-Gen's plan: the decoy layout (:class:`DecoyLayout`) and p; ranks by SA value.
+
+    Each record finds its group and member slot from (value, rank), keeps
+    its value with probability ``p`` (first word of its block of purpose
+    ``purpose``) and otherwise takes the value of the member ``shift``
+    slots further on, ``shift`` uniform on ``1 .. |g| - 1`` (second word):
+    each other group value with ``q = (1 - p) / (|g| - 1)``, seed 000 §3.1
+    Step 3.
+    """
+
+    def __init__(self, seed: int, sa: str, layout: DecoyLayout, p: float, purpose: str = "splu", **fields):
+        super().__init__(seed=seed, rank_by="sa", **fields)
+        self.sa, self.layout, self.p, self.purpose = sa, layout, float(p), purpose
+
+    def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        lay = self.layout
+        group, slot = lay.group_and_slot(lay.position(chunk.sa, chunk.rank))
+        k = lay.sizes(group)
+        u = _rng.uniforms(self.seed, self.purpose, chunk.start, len(chunk), 2)
+        own = u[:, 0] < self.p
+        shift = 1 + np.minimum(np.floor(u[:, 1] * (k - 1)).astype(np.int64), k - 2)
+        out = np.array(chunk.sa, copy=True)
+        move = np.flatnonzero(~own)
+        if len(move):
+            out[move] = lay.member_values(group[move], (slot[move] + shift[move]) % k[move])
+        return {self.sa: out}
 
 
 # --------------------------------------------------- iterative reconstruction
@@ -585,8 +818,16 @@ class SPLU(Mechanism):
                 raise NotEligible(f"For the second sensitive attribute '{col.name}': {exc}",
                                   suggestion=exc.suggestion) from None
 
-    def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
-        """Algorithm SPLU-Gen: partition, draw, shuffle; publish the table, gamma and p.
+    planned = True
+
+    def plan(self, summary: Combos, values: Mapping[str, Any], seed: int, prefix: str = "splu") -> SPLUPlan:
+        """Algorithm SPLU-Gen as a plan: decoy groups from the SA counts, the draw per record; publish the table, gamma and p.
+
+        The groups are :class:`DecoyLayout`'s (``partition = "random"``: keyed
+        random permutations of each value's run and of each column's rows,
+        drawn from the seed; ``"sorted"``: the deterministic layout); the
+        draw is :class:`SPLUPlan`'s.  ``prefix`` names the purposes of the
+        draws (``"splu2"`` for a second SA, so its draws are independent).
 
         Published metadata: gamma, the resolved p, the number of groups and
         how many have each size (residual records are kept in groups of
@@ -615,33 +856,18 @@ class SPLU(Mechanism):
         """
         gamma = values["gamma"]
         p = self.resolved_p(values)
-        mixed = rng if values["partition"] == "random" else None
-        part = distinct_value_groups(data.sa_codes, gamma, data.m, mixed)
-        sa = decoy_draw(data.sa_codes, part.group, p, rng)
-        order = shuffled(rng, data.n)
-        table = qi_table(data, order, sa)
-        sizes = {str(s): int(c) for s, c in zip(*np.unique(part.sizes, return_counts=True))}
-        published: dict[str, Any] = {"gamma": gamma, "p": p, "groups": part.n_groups, "group_sizes": sizes,
+        n = summary.n
+        layout = DecoyLayout(summary.sa_counts, gamma, seed, values["partition"] == "random", prefix)
+        sizes = layout.size_counts()
+        published: dict[str, Any] = {"gamma": gamma, "p": p, "groups": layout.r, "group_sizes": sizes,
                                      "partition_published": False}
         notes = []
-        residual = data.n - gamma * part.n_groups
+        residual = n - gamma * layout.r
         if residual:
-            notes.append(f"N = {data.n:,} is not a multiple of γ = {gamma}: the {residual} residual record"
+            notes.append(f"N = {n:,} is not a multiple of γ = {gamma}: the {residual} residual record"
                          f"{'s were' if residual > 1 else ' was'} kept in larger groups (the paper deletes them); "
                          f"group sizes: {', '.join(f'{c:,} of {s}' for s, c in sizes.items())}.")
         state: dict[str, Any] = {"p": p, "gamma": gamma, "sa2": None}
-        if values.get("sa2"):
-            # drawn after the shuffle so the first SA's release is the same with or without sa2
-            col = self._second(data, values["sa2"])
-            part2 = distinct_value_groups(col.codes, gamma, col.size, mixed)
-            sa2 = decoy_draw(col.codes, part2.group, p, rng)
-            table = CodedTable(columns={**table.columns, col.name: sa2[order]},
-                               labels={**table.labels, col.name: col.labels})
-            sizes2 = {str(s): int(c) for s, c in zip(*np.unique(part2.sizes, return_counts=True))}
-            published["second_sensitive"] = {"column": col.name, "groups": part2.n_groups, "group_sizes": sizes2}
-            notes.append(f"'{col.name}' is a second sensitive attribute, randomised independently with its own "
-                         f"decoy groups of γ = {gamma} (seed 000 §5.2).")
-            state["sa2"] = col.name
         eps, alpha = float(values.get("eps", PRIVACY_EPS)), int(values.get("alpha", PRIVACY_ALPHA))
         f = np.arange(1, alpha + 1)
         tail = privacy_tail(f, gamma, p, eps)
@@ -654,8 +880,36 @@ class SPLU(Mechanism):
                                   "T_p_by_count": {str(int(k)): float(t) for k, t in zip(f, tail)}},
             "partition_published": False,
         }
-        return Published(tables={"release": table}, published=published, privacy=privacy,
-                         notes=tuple(notes), state=state)
+        return SPLUPlan(seed, summary.sa_name, layout, p, prefix, labels={summary.sa_name: summary.sa_labels},
+                        published=published, privacy=privacy, notes=tuple(notes), state=state)
+
+    def publish(self, data: Dataset, values: Mapping[str, Any], seed: int, batch_rows: int | None = None) -> Published:
+        """The local engine's release; a second SA (``sa2``) is a second plan on that column (purposes ``splu2/...``).
+
+        The second column's records are ranked and drawn by their own plan
+        over the same rows; the published order depends only on the seed
+        and N, so its column lines up with the first release's rows, and the
+        first SA's release is the same with or without ``sa2``.
+        """
+        from ..engine import local
+
+        out = local.publish(data, self, values, seed, batch_rows)
+        if not values.get("sa2"):
+            return out
+        col = self._second(data, values["sa2"])
+        twin = dataclasses.replace(data, sa=col.name, sa_codes=col.codes, sa_labels=col.labels)
+        combos2 = Combos.of(twin)
+        plan2 = self.plan(combos2, values, seed, prefix="splu2")
+        sa2 = local.run(twin, plan2, batch_rows, combos2).tables["release"].columns[col.name]
+        table = out.tables["release"]
+        table = CodedTable(columns={**table.columns, col.name: sa2}, labels={**table.labels, col.name: col.labels})
+        published = dict(out.published)
+        published["second_sensitive"] = {"column": col.name, "groups": plan2.layout.r,
+                                         "group_sizes": plan2.layout.size_counts()}
+        notes = (*out.notes, f"'{col.name}' is a second sensitive attribute, randomised independently with its own "
+                             f"decoy groups of γ = {values['gamma']} (seed 000 §5.2).")
+        return dataclasses.replace(out, tables={"release": table}, published=published, notes=notes,
+                                   state={**out.state, "sa2": col.name})
 
     # ---------------------------------------------------------- guarantee
     def promise(self, values: Mapping[str, Any]) -> str:
