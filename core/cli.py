@@ -637,7 +637,11 @@ def _session_table(args, session, frame):
     from .table import load_table
 
     if args.data is not None:
-        table = load_table(args.data, options=_read_options(args))
+        # read whole, as the app read it: a session names its table by the frame's content hash, which the
+        # column-by-column path (hashing the file's bytes) does not compute
+        from .table import load
+
+        table = load(args.data, options=_read_options(args), columnar=False)[0]
         sess.check_table(session, table.content_hash, table.columns, f"'{args.data}'")
     elif frame is not None:
         table = sess.embedded_table(session, frame)
