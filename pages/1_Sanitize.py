@@ -6,7 +6,7 @@ import streamlit as st
 
 from core import figures, guarantee
 from core.errors import WorkbenchError
-from core.mechanisms import MECHANISMS, fresh_seed
+from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
 from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
 from pages.ui import cached, state, views
@@ -125,36 +125,83 @@ def _fix_button(verdict, key: str) -> None:
               help="Sets these parameters; the release and its verdict are recomputed.")
 
 
-with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
-    verdict = cached.verdict(data, data.key, name, cached.items(values), int(seed))
-if verdict.outcome == guarantee.CANNOT_RUN:
-    st.warning(md(verdict.reason))
-    _fix_button(verdict, "w_apply_suggestion")
-    st.stop()
+verdict_args = (data, data.key, name, cached.items(values), int(seed))
+searching = None  # the nearest setting that meets the guarantee, while it is looked for behind the page
+if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*verdict_args):
+    with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
+        verdict = cached.verdict(*verdict_args)
+    if verdict.outcome == guarantee.CANNOT_RUN:
+        st.warning(md(verdict.reason))
+        _fix_button(verdict, "w_apply_suggestion")
+        st.stop()
 
 # ------------------------------------------------------------------ release
 with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
     try:
-        release = cached.release(data, data.key, name, cached.items(values), int(seed))
+        release = cached.release(*verdict_args)
     except WorkbenchError as exc:
         st.error(md(exc))
         st.stop()
+if not cached.verdict.is_cached(*verdict_args):
+    # the release carries its verdict; only the search for the nearest setting that meets the guarantee
+    # (up to 16 more releases) is left, and it runs behind the page (see _verdict_box)
+    verdict = release.verdict
+    if not searches_nearest(verdict) or not cached.search_behind_page():
+        verdict = cached.verdict(*verdict_args)  # nothing to search (or searched inline): cached at once
+    else:
+        searching = cached.in_background(cached.verdict, *verdict_args)
 
 st.header("The release")
 st.caption(f"{mech.title} at {md(summary(mech.params, values))}, "
            f"seed {release.seed}: {len(release.tables)} published table(s), {release.rows_out:,} rows.")
 st.subheader("Its guarantee")
 st.caption(md(verdict.guarantee))
-box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
-head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
-fix = ""
-if verdict.suggestion:
-    fix = f" {md(verdict.fix())}"
-elif not verdict.covers:  # values outside the guarantee's scope alone are its terms: no setting is searched for
-    fix = " No nearby setting was found that meets it."
-box(f"**{head}:** {md(verdict.detail())}{fix}"
-    + "".join(f"  \n{md(text)}" for text in verdict.explains))  # the release's notes that say why, once
-_fix_button(verdict, "w_verdict_fix")
+
+
+def _verdict_box(verdict, pending: str | None = None) -> None:
+    """The verdict (a warning unless it plainly meets) and its one-click fix.
+
+    ``pending`` replaces the fix while the search for it runs (or says why it is missing).
+    """
+    box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
+    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain
+                                                           else "")
+    fix = ""
+    if pending:
+        fix = f" {pending}"
+    elif verdict.suggestion:
+        fix = f" {md(verdict.fix())}"
+    elif not verdict.covers:  # values outside the guarantee's scope alone are its terms: no setting is searched for
+        fix = " No nearby setting was found that meets it."
+    box(f"**{head}:** {md(verdict.detail())}{fix}"
+        + "".join(f"  \n{md(text)}" for text in verdict.explains))  # the release's notes that say why, once
+    if not pending:
+        _fix_button(verdict, "w_verdict_fix")
+
+
+if searching is None:
+    _verdict_box(verdict)
+else:
+    @st.fragment(run_every=0.3)
+    def _searching(future=searching, verdict=verdict) -> None:
+        """Until the search behind the page ends: the verdict without its fix; then the page again, with it.
+
+        The release and its verdict are drawn at once; the nearest setting
+        that meets the guarantee (up to 16 more releases) is looked for on a
+        background thread (``cached.in_background``), and this fragment
+        polls it; when it is there, one full rerun draws the page from the
+        cache with the fix (the same page as when the search ran inline).
+        """
+        if future.done():
+            if future.exception() is None:
+                st.rerun()
+            exc = future.exception()
+            _verdict_box(verdict, pending=f"The search for the nearest setting that meets it failed "
+                                          f"({type(exc).__name__}: {md(exc)}); please report it.")
+            return
+        _verdict_box(verdict, pending="Looking for the nearest setting that meets it…")
+
+    _searching()
 for text in verdict.notes:
     st.caption(md(text))
 for note in release.notes:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+#: AppTest runs no fragment timers: Sanitize must draw the nearest-setting fix before its run ends
+os.environ.setdefault("WORKBENCH_VERDICT_SEARCH", "inline")
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 #: AppTest's default of 3 s is too short for a first load of Adult plus a release

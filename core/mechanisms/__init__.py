@@ -164,9 +164,18 @@ def verdict(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None,
     if v is None:
         raise NotImplementedError(f"{mech.name} declares no guarantee")
     # values outside the guarantee's scope alone do not start a search: they come with the guarantee's terms
-    if suggest and (v.outcome == _g.FAILS or (v.meets and not v.covers)):
+    if suggest and searches_nearest(v):
         v = v.with_suggestion(nearest(data, mechanism, values, rel.seed, v))
     return v
+
+
+def searches_nearest(v: "_g.Verdict") -> bool:
+    """Whether :func:`verdict` looks for the nearest setting for a release with verdict ``v``.
+
+    A release that fails its guarantee, or meets it but not on every record it
+    could publish.  (The Sanitize page runs that search behind the page.)
+    """
+    return v.outcome == _g.FAILS or (v.meets and not v.covers)
 
 
 def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
