@@ -1,0 +1,924 @@
+"""The Dask engine: the local engine's release, computed on a ``dask.distributed`` cluster.
+
+The input is a Parquet dataset (a folder of ``.parquet`` files or a glob);
+its files in sorted path order, each split into pieces of whole row groups
+of about ``partition_rows`` rows, are the **partitions**.  Record ``i`` is
+the ``i``-th row kept (no missing value in a chosen column) in that order,
+exactly as the local engine numbers the rows of the same dataset, so every
+draw keyed by record (:mod:`core.rng`) is the same on both engines.
+
+The work, each step one task per partition on the workers (the partitions'
+codes stay on the workers; the client only sees counts):
+
+1. **distinct values**: each partition's kept rows and the distinct values
+   (with their counts) of every chosen column; the client merges them into
+   the global labels and a map from each raw value to its code, so every
+   partition encodes to the codes the local engine gives the whole table;
+2. **encode** every partition with those maps, and count its distinct
+   (QI..., SA) combinations; the client merges them into the table's
+   :class:`~core.engine.combos.Combos` and asks the mechanism for its plan;
+3. **offsets**: the partitions' row counts give each partition's first
+   record (exclusive prefix sum); when the plan needs a rank per record
+   (:attr:`Plan.rank_by`), each partition's key counts give, by the same
+   prefix sum over earlier partitions, where its ranks start;
+4. **apply** the plan to each partition, draw each kept record's order key
+   (:func:`core.rng.order_keys`) and cut the records into ``2**B`` buckets
+   by the key's top ``B`` bits (``B`` from the table's size only);
+5. **write**: output part ``b`` gathers bucket ``b`` of every partition in
+   partition order, sorts it by key (a stable sort: ties by position) and
+   writes it, so part files are byte for byte the local engine's.
+
+Everything is written to a temporary folder beside ``--out`` and renamed at
+the end: a run that fails leaves nothing behind.
+
+Choices where the issue is silent:
+
+* Partition size: whole row groups up to :data:`PARTITION_ROWS` rows (a
+  file with one huge row group is one partition); ``--partition-rows``
+  changes it (the release does not depend on it).
+* The embedded cluster: :data:`WORKERS` worker processes of one thread
+  each on 127.0.0.1 (no dashboard), started and stopped by the command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob as _glob
+import json
+import logging
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import DataError, clip
+
+#: rows per partition (whole row groups) unless --partition-rows says otherwise
+PARTITION_ROWS = 2_000_000
+#: worker processes of the embedded LocalCluster (one thread each)
+WORKERS = 2
+#: rows per row group of an output part file
+PART_ROW_GROUP = 1 << 20
+#: seconds to wait for a scheduler given with --scheduler
+CONNECT_TIMEOUT = 10
+
+
+
+class EngineError(DataError):
+    """The cluster failed (unreachable, died, out of memory): one sentence, and nothing was written."""
+
+
+# ---------------------------------------------------------------- input
+@dataclass(frozen=True)
+class Piece:
+    """One partition: whole row groups of one Parquet file."""
+
+    path: str
+    row_groups: tuple[int, ...]
+    rows: int
+
+
+def pieces_of(paths: Sequence[Path | str], partition_rows: int = PARTITION_ROWS) -> list[Piece]:
+    """Cut files into partitions of whole row groups, about ``partition_rows`` rows each, in file order."""
+    import pyarrow.parquet as pq
+
+    out: list[Piece] = []
+    for path in paths:
+        md = pq.ParquetFile(path).metadata
+        groups: list[int] = []
+        rows = 0
+        for g in range(md.num_row_groups):
+            r = md.row_group(g).num_rows
+            if groups and rows + r > partition_rows:
+                out.append(Piece(str(path), tuple(groups), rows))
+                groups, rows = [], 0
+            groups.append(g)
+            rows += r
+        if groups:
+            out.append(Piece(str(path), tuple(groups), rows))
+    return out
+
+
+def open_input(spec: str, columns: Sequence[str], options=None):
+    """The source (:func:`core.data.load.open_source`) of a Parquet dataset folder, glob or file, checked.
+
+    Every file must hold the chosen columns with one type family; the local
+    engine's reader makes the same checks, so both refuse the same inputs
+    with the same sentence.
+    """
+    from ..data import load
+
+    try:
+        source = load.open_source(spec, options)
+    except load.Unsupported as exc:
+        raise DataError(f"The Dask engine reads Parquet datasets; '{clip(spec)}' is not one ({clip(str(exc), 120)}); "
+                        "convert it to Parquet or use --engine local.") from None
+    if source.format != "parquet":
+        raise DataError(f"The Dask engine reads Parquet datasets (a folder of .parquet files, a glob or one file); "
+                        f"'{clip(spec)}' is {source.format}: convert it to Parquet or use --engine local.")
+    unknown = [c for c in columns if c not in source.columns]
+    if unknown:
+        shown = clip(", ".join(clip(c, 40) for c in source.columns[:12])
+                     + (" ..." if len(source.columns) > 12 else ""), 400)
+        raise DataError(f"There is no column '{clip(unknown[0])}' in {clip(source.name)}; the columns are: {shown}.")
+    return source
+
+
+# ---------------------------------------------------------------- worker-side steps
+def _canonical(arrow_type):
+    """The Arrow type every file's values of one column are cast to before they are compared."""
+    import pyarrow as pa
+
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    if pa.types.is_string(t) or pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_integer(t):
+        return pa.int64()
+    if pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return pa.float64()
+    return t
+
+
+@dataclass(eq=False)
+class Raw:
+    """One partition as read: per column its distinct raw values and each row's index into them (-1: null)."""
+
+    values: list
+    index: list[np.ndarray]
+    rows: int
+
+
+def read_task(piece: Piece, columns: Sequence[str], types: Sequence[Any]) -> Raw:
+    """Read the chosen columns of one partition, dictionary-encoded (text comes out of Parquet encoded)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    try:
+        handle = pq.ParquetFile(piece.path, read_dictionary=[c for c, t in zip(columns, types)
+                                                               if pa.types.is_string(t)])
+        table = handle.read_row_groups(list(piece.row_groups), columns=list(columns))
+    except FileNotFoundError:
+        raise DataError(f"'{clip(Path(piece.path).name)}' disappeared while it was being read; run again on a "
+                        "dataset that does not change.") from None
+    values, index = [], []
+    for c, t in zip(columns, types):
+        col = table.column(c)
+        if not pa.types.is_dictionary(col.type):
+            col = pc.dictionary_encode(col.cast(t) if col.type != t else col)
+        chunks = col.unify_dictionaries().chunks if hasattr(col, "unify_dictionaries") else col.chunks
+        if not chunks:
+            values.append(pa.array([], t))
+            index.append(np.zeros(0, dtype=np.int32))
+            continue
+        if len(chunks) > 1:
+            col = pa.chunked_array(chunks).unify_dictionaries()
+            chunks = col.chunks
+        dictionary = chunks[0].dictionary
+        if dictionary.type != t:
+            dictionary = dictionary.cast(t)
+        small = np.int8 if len(dictionary) < 127 else np.int16 if len(dictionary) < 32767 else np.int32
+        idx = np.concatenate([np.asarray(ch.indices.fill_null(-1)).astype(small) for ch in chunks])
+        values.append(dictionary)
+        index.append(idx)
+    return Raw(values, index, table.num_rows)
+
+
+def raw_values_task(raw: Raw) -> list:
+    return raw.values
+
+
+def map_task(raw: Raw, universe: Sequence[Any], codes_all: Sequence[np.ndarray], sizes: Sequence[int]):
+    """Each row's code among every normalised value of its column (``size`` = missing); the kept rows.
+
+    Returns ``(codes per column, keep mask)``, kept on the worker.
+    """
+    import pyarrow.compute as pc
+
+    from ..data.load import code_dtype
+
+    cols = []
+    keep = np.ones(raw.rows, dtype=bool)
+    for values, idx, uni, codes, size in zip(raw.values, raw.index, universe, codes_all, sizes):
+        pos = np.asarray(pc.index_in(values, value_set=uni).fill_null(-1), dtype=np.int64)
+        table = np.append(np.where(pos >= 0, codes[np.maximum(pos, 0)], size), size)  # last: a null cell
+        table = table.astype(code_dtype(size))
+        code = table[np.where(idx >= 0, idx, len(values))]
+        keep &= code != size
+        cols.append(code)
+    return cols, keep
+
+
+def present_task(mapped, sizes: Sequence[int]) -> tuple[int, list[np.ndarray]]:
+    """Kept rows and, per column, how many kept rows hold each value."""
+    cols, keep = mapped
+    return int(keep.sum()), [np.bincount(c[keep], minlength=size) for c, size in zip(cols, sizes)]
+
+
+@dataclass(frozen=True, eq=False)
+class Encoded:
+    """One partition's kept records as codes (QI columns, then the SA)."""
+
+    qi: tuple[np.ndarray, ...]
+    sa: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.sa)
+
+
+def encode_task(mapped, remaps: Sequence[np.ndarray]) -> Encoded:
+    """The kept rows' final codes (values present in the kept rows only, as :func:`core.table.bind` numbers them)."""
+    cols, keep = mapped
+    out = [remap[c[keep]] for c, remap in zip(cols, remaps)]
+    return Encoded(tuple(out[:-1]), out[-1])
+
+
+def combos_task(enc: Encoded, domains: Sequence[int], m: int):
+    from .combos import Combos
+
+    return Combos.from_codes(enc.qi, enc.sa, domains, m)
+
+
+def key_counts_task(enc: Encoded, summary, rank_by: str) -> np.ndarray:
+    """Records of this partition per rank key (dense, one per key of the summary)."""
+    key, n_keys = summary.key_of(rank_by, enc.qi, enc.sa)
+    return np.bincount(key, minlength=n_keys).astype(np.int64)
+
+
+def apply_task(enc: Encoded, plan, summary, start: int, before: np.ndarray | None, bits: int,
+               columns: Sequence[str], qi: Sequence[str]):
+    """Apply the plan to one partition; cut its published records into buckets by order key.
+
+    Returns ``(buckets, tally)``: bucket ``b`` holds the records whose
+    order key has top bits ``b``, in input order, with their keys under
+    ``"_key"``; ``tally`` is :meth:`Plan.tally` of the partition.
+    """
+    from .. import rng
+    from .protocol import Chunk, ranks
+
+    key = rank = None
+    if plan.rank_by is not None:
+        key, n_keys = summary.key_of(plan.rank_by, enc.qi, enc.sa)
+        rank, _ = ranks(key, n_keys, before)
+    chunk = Chunk(start=start, qi=enc.qi, sa=enc.sa, key=key, rank=rank)
+    out = dict(plan.apply(chunk))
+    tally = dict(plan.tally(chunk, out))
+    keep = out.pop("_keep", None)
+    table = output_columns(chunk, out, columns, qi, plan.keep_qi)
+    keys = rng.order_keys(plan.seed, start, enc.n)
+    if keep is not None:
+        keep = np.asarray(keep, dtype=bool)
+        keys = keys[keep]
+        table = {k: v[keep] for k, v in table.items()}
+    return split_buckets(keys, table, bits), tally
+
+
+def output_columns(chunk, out: Mapping[str, np.ndarray], columns: Sequence[str], qi: Sequence[str],
+                   keep_qi: bool) -> dict[str, np.ndarray]:
+    """The per-record table's columns in order (QIs unchanged unless replaced, then the plan's)."""
+    table = {}
+    for name in columns:
+        if name in out:
+            table[name] = np.asarray(out[name])
+        elif keep_qi and name in qi:
+            table[name] = np.asarray(chunk.qi[list(qi).index(name)])
+        else:
+            raise KeyError(f"the plan did not return column {name!r}")
+    return table
+
+
+def split_buckets(keys: np.ndarray, columns: Mapping[str, np.ndarray], bits: int) -> list[dict[str, np.ndarray]]:
+    """Records cut by their key's top ``bits`` bits, each bucket in input order, with its keys under ``_key``."""
+    if bits == 0:
+        return [{"_key": keys, **columns}]
+    bucket = (keys >> np.uint64(64 - bits)).astype(np.int64)
+    order = np.argsort(bucket, kind="stable")
+    edges = np.searchsorted(bucket[order], np.arange((1 << bits) + 1))
+    out = []
+    for b in range(1 << bits):
+        idx = order[edges[b]:edges[b + 1]]
+        out.append({"_key": keys[idx], **{k: v[idx] for k, v in columns.items()}})
+    return out
+
+
+def bucket_task(result, b: int) -> dict[str, np.ndarray]:
+    return result[0][b]
+
+
+def tally_task(result) -> dict:
+    return result[1]
+
+
+def part_task(pieces: Sequence[dict[str, np.ndarray]], names: Sequence[str], labels: Mapping[str, Any],
+              path: str, fmt: str, header: bool):
+    """Write output part ``path``: every partition's bucket in partition order, sorted by key (ties by position).
+
+    ``fmt`` "parquet" writes a part file as the local engine's
+    :func:`core.data.write.write_dataset` writes that part; "csv" writes
+    the part's CSV text (with the header when ``header``) for the client
+    to join in part order.  Returns the part's distinct rows and counts.
+    """
+    from ..data import write as _write
+
+    keys = np.concatenate([p["_key"] for p in pieces]) if pieces else np.zeros(0, np.uint64)
+    order = np.argsort(keys, kind="stable")
+    cols = {c: np.concatenate([p[c] for p in pieces])[order] for c in names}
+    if fmt == "parquet":
+        _write._write_parquet_file(Path(path), cols, dict(labels), 0, len(keys), _write.BATCH_ROWS)
+    else:
+        head = next(_write.csv_chunks({c: cols[c][:0] for c in names}, dict(labels)))
+        with open(path, "wb") as fh:
+            for i, chunk in enumerate(_write.csv_chunks(cols, dict(labels))):
+                if i == 0 and not header:
+                    chunk = chunk[len(head):]
+                fh.write(chunk)
+    return distinct_rows(cols, names)
+
+
+# ---------------------------------------------------------------- cluster
+@contextlib.contextmanager
+def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: str | int | None = None
+            ) -> Iterator[Any]:
+    """A ``distributed.Client``: to ``scheduler``, or to a LocalCluster on 127.0.0.1 started and stopped here.
+
+    Raises :class:`EngineError` when the scheduler cannot be reached.
+    """
+    import dask
+    from distributed import Client, LocalCluster
+
+    for name in ("distributed", "distributed.nanny", "distributed.worker", "distributed.scheduler",
+                 "distributed.core", "distributed.comm", "tornado", "bokeh"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    cluster = None
+    client = None
+    with dask.config.set({"distributed.worker.daemon": False, "distributed.admin.tick.limit": "60s",
+                          "distributed.scheduler.allowed-failures": 1, "logging.distributed": "critical"}):
+        try:
+            if scheduler is None:
+                limit = memory_limit if memory_limit is not None else os.environ.get("WORKBENCH_DASK_MEMORY", "auto")
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, memory_limit=limit, silence_logs=logging.CRITICAL)
+                client = Client(cluster, set_as_default=False)
+            else:
+                try:
+                    client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+                except (OSError, TimeoutError, ValueError) as exc:
+                    raise EngineError(f"The Dask scheduler at '{clip(scheduler)}' cannot be reached "
+                                      f"({clip(_reason(exc), 120)}); start it (`dask scheduler`) or leave out "
+                                      "--scheduler to use a local cluster.") from None
+            yield client
+        finally:
+            with contextlib.suppress(Exception):
+                if client is not None:
+                    client.close(timeout=5)
+            with contextlib.suppress(Exception):
+                if cluster is not None:
+                    cluster.close(timeout=10)
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def describe_scheduler(client, scheduler: str | None) -> dict[str, Any]:
+    info = client.scheduler_info()
+    return {"scheduler": scheduler or "embedded LocalCluster on 127.0.0.1",
+            "workers": len(info.get("workers", {}))}
+
+
+@contextlib.contextmanager
+def failures(scheduler: str | None, partition_rows: int) -> Iterator[None]:
+    """Turn a cluster failure into one sentence (:class:`EngineError`)."""
+    from distributed.client import FutureCancelledError
+
+    try:
+        from distributed.scheduler import KilledWorker
+    except ImportError:  # pragma: no cover - older distributed
+        from distributed import KilledWorker
+    where = f"the Dask scheduler at '{clip(scheduler)}'" if scheduler else "the local Dask cluster"
+    try:
+        yield
+    except KilledWorker:
+        half = max(partition_rows // 4, 10_000)
+        raise EngineError(f"A Dask worker died while working on a partition (most often it ran out of memory); "
+                          f"give the workers more memory or use smaller partitions, e.g. --partition-rows {half:,}. "
+                          "Nothing was written.") from None
+    except MemoryError:
+        half = max(partition_rows // 4, 10_000)
+        raise EngineError(f"A Dask worker ran out of memory; give the workers more memory or use smaller "
+                          f"partitions, e.g. --partition-rows {half:,}. Nothing was written.") from None
+    except (OSError, TimeoutError, FutureCancelledError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise EngineError(f"Lost contact with {where} mid-run ({clip(_reason(exc), 120)}); nothing was written: "
+                          "check the scheduler and its workers and run again.") from None
+
+
+# ---------------------------------------------------------------- output folder
+def temporary_folder(out: Path) -> Path:
+    """A fresh folder beside ``out`` (same file system, so the final rename is atomic)."""
+    tmp = out.with_name(f".{out.name}.tmp-{uuid.uuid4().hex[:12]}")
+    tmp.mkdir()
+    return tmp
+
+
+def check_out(out: str | Path) -> Path:
+    """``--out DIR`` of a partitioned release: a folder name without extension whose parent exists, not a file."""
+    out = Path(out)
+    if not out.parent.exists():
+        raise DataError(f"The folder '{clip(out.parent)}' does not exist; create it or choose another --out.")
+    if out.suffix:
+        raise DataError(f"The Dask engine writes a Parquet dataset folder; give --out a folder name without an "
+                        f"extension (e.g. '{clip(out.with_suffix(''))}'), not '{clip(out.name)}'.")
+    if out.is_file():
+        raise DataError(f"'{clip(out)}' is a file; give --out a folder name for the Parquet dataset.")
+    if out.is_dir() and any(out.iterdir()):
+        raise DataError(f"The folder '{clip(out)}' is not empty; remove it or choose another --out.")
+    return out
+
+
+def finish_folder(tmp: Path, out: Path) -> None:
+    """Move the finished temporary folder to ``out`` (replacing an empty folder there)."""
+    if out.is_dir():
+        out.rmdir()
+    os.replace(tmp, out)
+
+
+def discard(tmp: Path | None) -> None:
+    if tmp is not None and tmp.exists():
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- the run (client side)
+@dataclass(eq=False)
+class Bound:
+    """The chosen columns of a Parquet dataset, encoded on the cluster (codes stay on the workers)."""
+
+    source: Any
+    sa: str
+    qi: tuple[str, ...]
+    pieces: tuple[Piece, ...]
+    encoded: list          # futures of Encoded, one per partition
+    starts: np.ndarray     # first record of each partition
+    sizes: np.ndarray      # kept records of each partition
+    sa_labels: np.ndarray
+    qi_labels: tuple[np.ndarray, ...]
+    qi_numeric: tuple[bool, ...]
+    rows: int              # rows read
+    summary: Any           # Combos of the whole table
+
+    @property
+    def n(self) -> int:
+        return int(self.sizes.sum())
+
+    @property
+    def rows_dropped(self) -> int:
+        return self.rows - self.n
+
+    @property
+    def m(self) -> int:
+        return len(self.sa_labels)
+
+    @property
+    def domains(self) -> tuple[int, ...]:
+        return tuple(len(lab) for lab in self.qi_labels)
+
+
+def _types(paths: Sequence[Path | str], columns: Sequence[str]) -> list:
+    """One canonical Arrow type per column over every file (float when any file stores floats)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out: list = [None] * len(columns)
+    for path in paths:
+        schema = pq.read_schema(path)
+        for j, c in enumerate(columns):
+            t = _canonical(schema.field(c).type)
+            if out[j] is None or (out[j] == pa.int64() and t == pa.float64()):
+                out[j] = t
+    return out
+
+
+def _labels_of(universe, name: str, options) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Normalise a column's distinct raw values as the local reader does: (code of each value, labels, numeric).
+
+    The local columnar reader (:class:`core.data.load._Builder`) is fed the
+    distinct values once, so both engines share one normalising rule
+    (strip, missing-value markers, numbers from text, sorting); a value
+    that is missing gets the code ``len(labels)``.
+    """
+    import pyarrow as pa
+
+    from ..data import load
+
+    builder = load._Builder(name)
+    if len(universe):
+        builder.add(pa.DictionaryArray.from_arrays(pa.array(np.arange(len(universe), dtype=np.int32)), universe))
+    opts = options or load.ReadOptions()
+    enc = builder.finish(opts.na, opts.decimal or ".")
+    return enc.codes.astype(np.int64), enc.labels, enc.numeric
+
+
+def _final_labels(labels: np.ndarray, numeric: bool, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The labels present in the kept rows and the map from every label's code to its final code.
+
+    Numeric labels become integers when every present one is whole, as
+    :func:`core.table.encode` makes them.
+    """
+    from ..data.load import code_dtype
+
+    keep = present > 0
+    final = labels[keep]
+    if numeric:
+        final = np.asarray(final, dtype=float)
+        if len(final) and np.all(final == np.round(final)):
+            final = final.astype(np.int64)
+    remap = np.cumsum(keep) - 1
+    return final, remap.astype(code_dtype(len(final)))
+
+
+def bind(client, source, sa: str, qi: Sequence[str], options=None,
+         partition_rows: int = PARTITION_ROWS) -> Bound:
+    """Read, normalise and encode the chosen columns on the cluster; count their combinations.
+
+    Raises DataError as :func:`core.table.bind` does (nothing left after
+    dropping rows with missing values, an SA with one value or one per row).
+    """
+
+    from .combos import Combos
+
+    qi = tuple(dict.fromkeys(qi))
+    columns = [*qi, sa]
+    pieces = tuple(pieces_of(source.paths, partition_rows))
+    types = _types(source.paths, columns)
+    token = uuid.uuid4().hex[:8]
+    raws = [client.submit(read_task, p, columns, types, key=f"read-{token}-{i}") for i, p in enumerate(pieces)]
+    per_part = client.gather([client.submit(raw_values_task, r, key=f"values-{token}-{i}")
+                              for i, r in enumerate(raws)])
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    universe, codes_all, labels_all, numeric = [], [], [], []
+    for j, c in enumerate(columns):
+        parts = [v[j] for v in per_part if len(v[j])]
+        uni = pc.unique(pa.concat_arrays(parts)) if parts else pa.array([], types[j])
+        uni = uni.filter(pc.is_valid(uni))
+        codes, labels, num = _labels_of(uni, c, options)
+        universe.append(uni)
+        codes_all.append(codes)
+        labels_all.append(labels)
+        numeric.append(num)
+    sizes_all = [len(lab) for lab in labels_all]
+    [uni_f, codes_f] = client.scatter([universe, codes_all], broadcast=True)
+    mapped = [client.submit(map_task, r, uni_f, codes_f, sizes_all, key=f"map-{token}-{i}")
+              for i, r in enumerate(raws)]
+    del raws
+    counts = client.gather([client.submit(present_task, mp, sizes_all, key=f"present-{token}-{i}")
+                            for i, mp in enumerate(mapped)])
+    kept = np.array([k for k, _ in counts], dtype=np.int64)
+    n = int(kept.sum())
+    if n == 0:
+        raise DataError(f"Every row has a missing value in the chosen columns ({clip(', '.join(columns), 200)}); "
+                        "choose other columns.")
+    finals, remaps = [], []
+    for j in range(len(columns)):
+        present = np.sum([cnt[j] for _, cnt in counts], axis=0)
+        final, remap = _final_labels(labels_all[j], numeric[j], present)
+        finals.append(final)
+        remaps.append(remap)
+    sa_labels = finals[-1]
+    if len(sa_labels) < 2:
+        raise DataError(f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_labels[0])}'); "
+                        "there is nothing to protect; choose another column.")
+    if n >= 20 and len(sa_labels) == n:
+        raise DataError(f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
+                        "not a sensitive attribute; choose another column.")
+    [remaps_f] = client.scatter([remaps], broadcast=True)
+    encoded = [client.submit(encode_task, mp, remaps_f, key=f"encode-{token}-{i}") for i, mp in enumerate(mapped)]
+    del mapped
+    domains = [len(f) for f in finals[:-1]]
+    m = len(sa_labels)
+    parts = client.gather([client.submit(combos_task, e, domains, m, key=f"combos-{token}-{i}")
+                           for i, e in enumerate(encoded)])
+    summary = Combos.merge(parts)
+    starts = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
+    return Bound(source=source, sa=sa, qi=qi, pieces=pieces, encoded=encoded, starts=starts, sizes=kept,
+                 sa_labels=sa_labels, qi_labels=tuple(finals[:-1]), qi_numeric=tuple(numeric[:-1]),
+                 rows=sum(p.rows for p in pieces), summary=summary)
+
+
+class SummaryData:
+    """What checks, derived values and guarantees read of a bound table, from its counts (no record arrays).
+
+    The Dask engine hands this to ``Mechanism.check``, ``derived`` and
+    ``guarantee`` in place of a :class:`core.table.Dataset`: the same names,
+    labels, sizes and counts.  ``sa_codes`` and ``qi_codes`` are the
+    records expanded from the combinations (grouped by combination, not in
+    input order) for the few checks that read them; every figure a check
+    or guarantee computes from them (counts, shares, group sizes) is the
+    same as on the table in input order.
+    """
+
+    def __init__(self, bound: Bound, summary):
+        self.name = bound.source.name
+        self.content_hash = bound.source.content_hash()
+        self.read = bound.source.record()
+        self.sa = bound.sa
+        self.qi = tuple(bound.qi)
+        self.sa_labels = bound.sa_labels
+        self.qi_labels = tuple(bound.qi_labels)
+        self.qi_numeric = tuple(bound.qi_numeric)
+        self.rows_dropped = bound.rows_dropped
+        self.bands = ()
+        self.table = None
+        self.row_index = None
+        self.combos = summary
+        self.n = summary.n
+        self.m = len(self.sa_labels)
+        self.domains = tuple(len(lab) for lab in self.qi_labels)
+
+    @property
+    def key(self) -> str:
+        return f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+
+    def band_specs(self) -> dict:
+        return {}
+
+    @property
+    def sa_counts(self) -> np.ndarray:
+        return self.combos.sa_counts
+
+    def qi_index(self, column: str) -> int:
+        return self.qi.index(column)
+
+    @property
+    def sa_codes(self) -> np.ndarray:
+        return self._expanded()[-1]
+
+    @property
+    def qi_codes(self) -> tuple[np.ndarray, ...]:
+        return tuple(self._expanded()[:-1])
+
+    def _expanded(self) -> list[np.ndarray]:
+        cached = self.__dict__.get("_rows")
+        if cached is None:
+            c = self.combos
+            cached = [np.repeat(col, c.count) for col in (*c.qi, c.sa)]
+            self.__dict__["_rows"] = cached
+        return cached
+
+    def column(self, name: str):
+        raise DataError(f"The Dask engine reads only the chosen columns; '{clip(name)}' is not among them.")
+
+
+class SummaryTable:
+    """A published per-record table known by its distinct rows and counts (written to part files, not held).
+
+    Quacks like :class:`core.release.CodedTable` (``columns``, ``labels``,
+    ``len``); ``columns`` expands the rows from their counts on first use
+    (grouped by distinct row, not in published order) for a guarantee
+    that reads them.  ``distinct`` and ``count`` are the compact form the
+    estimators count on (:func:`core.mechanisms.base.published_records`).
+    """
+
+    def __init__(self, names: Sequence[str], distinct: Mapping[str, np.ndarray], count: np.ndarray,
+                 labels: Mapping[str, Any]):
+        self.names = list(names)
+        self.distinct = dict(distinct)
+        self.count = np.asarray(count, dtype=np.int64)
+        self.labels = dict(labels)
+        self._columns = None
+
+    def __len__(self) -> int:
+        return int(self.count.sum())
+
+    @property
+    def columns(self) -> dict[str, np.ndarray]:
+        if self._columns is None:
+            self._columns = {c: np.repeat(self.distinct[c], self.count) for c in self.names}
+        return self._columns
+
+    def to_frame(self, limit: int | None = None):
+        import pandas as pd
+
+        out = {}
+        for c in self.names:
+            col = self.columns[c] if limit is None else self.columns[c][:limit]
+            lab = self.labels.get(c)
+            out[c] = col if lab is None else np.asarray(lab)[col]
+        return pd.DataFrame(out)
+
+
+def distinct_rows(part: Mapping[str, np.ndarray], names: Sequence[str]):
+    """The distinct rows of an output part and their counts (for the release's compact form)."""
+    if not len(names):
+        return {}, np.zeros(0, np.int64)
+    n = len(part[names[0]])
+    if n == 0:
+        return {c: part[c][:0] for c in names}, np.zeros(0, np.int64)
+    cols = [np.asarray(part[c]).astype(np.int64) for c in names]
+    stacked = np.stack(cols, axis=1)
+    uniq, count = np.unique(stacked, axis=0, return_counts=True)
+    return {c: uniq[:, j] for j, c in enumerate(names)}, count.astype(np.int64)
+
+
+def merge_distinct(parts, names: Sequence[str]):
+    if not parts:
+        return {c: np.zeros(0, np.int64) for c in names}, np.zeros(0, np.int64)
+    cols = [np.concatenate([p[0][c] for p in parts]) for c in names]
+    count = np.concatenate([p[1] for p in parts])
+    if not len(count):
+        return {c: col for c, col in zip(names, cols)}, count
+    stacked = np.stack(cols, axis=1)
+    uniq, inv = np.unique(stacked, axis=0, return_inverse=True)
+    total = np.bincount(inv.ravel(), weights=count, minlength=len(uniq)).astype(np.int64)
+    return {c: uniq[:, j] for j, c in enumerate(names)}, total
+
+
+# ---------------------------------------------------------------- sanitize
+@dataclass(eq=False)
+class Outcome:
+    """A Dask release: the :class:`core.release.Release` (tables in compact form) and what was written."""
+
+    release: Any
+    data: SummaryData
+    written: list[Path]
+    run: dict[str, Any]
+
+
+def refuse_unplanned(mech) -> None:
+    """One sentence when ``mech`` cannot run on the Dask engine (no plan from counts)."""
+    if not getattr(mech, "planned", False):
+        why = getattr(mech, "engine_note", None) or ("it builds its release from all the records at once, not "
+                                                     "from counts and per-record draws")
+        raise DataError(f"{mech.title} cannot run on the Dask engine: {why.rstrip('.')}; use --engine local.")
+
+
+def _futures_per_partition(client, fn, items, *args, key: str):
+    return [client.submit(fn, item, *args, key=f"{key}-{i}") for i, item in enumerate(items)]
+
+
+def run_plan(client, bound: Bound, plan, summary, token: str):
+    """Apply ``plan`` on every partition: futures of ``(buckets, tally)`` and the parts' bit count."""
+    from .local import parts_bits
+
+    bits = parts_bits(bound.n)
+    [plan_f, summary_f] = client.scatter([plan, summary], broadcast=True)
+    befores: list = [None] * len(bound.encoded)
+    if plan.rank_by is not None:
+        counts = client.gather(_futures_per_partition(client, key_counts_task, bound.encoded, summary_f,
+                                                      plan.rank_by, key=f"keys-{token}"))
+        running = np.zeros_like(counts[0]) if counts else np.zeros(0, np.int64)
+        for i, c in enumerate(counts):
+            befores[i] = running.copy()
+            running += c
+    columns = table_columns(plan, bound.qi)
+    results = [client.submit(apply_task, enc, plan_f, summary_f, int(bound.starts[i]), befores[i], bits, columns,
+                             bound.qi, key=f"apply-{token}-{i}")
+               for i, enc in enumerate(bound.encoded)]
+    return results, bits
+
+
+def table_columns(plan, qi: Sequence[str]) -> list[str]:
+    """The per-record table's column order: QIs (unless the plan drops them), then the plan's other columns."""
+    names = list(qi) if plan.keep_qi else []
+    return names + [c for c in plan.labels if c not in names]
+
+
+def table_labels(plan, bound: Bound) -> dict[str, Any]:
+    labels = {c: bound.qi_labels[j] for j, c in enumerate(bound.qi)} if plan.keep_qi else {}
+    labels.update(plan.labels)
+    return labels
+
+
+def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, seed: int | None,
+             out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
+             manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None) -> Outcome:
+    """Sanitize a Parquet dataset on Dask and write the release folder (parts, manifest.json, run.json).
+
+    The release is the local engine's, record by record, and the part
+    files and manifest are byte for byte the local engine's
+    (:func:`core.release.write` of the same release to a folder).  The
+    engine, partitions and scheduler of this run go to ``run.json``.
+    """
+    import time
+
+    from .. import mechanisms, release as rel
+    from ..data import write as _write
+    from .protocol import add_tallies
+
+    t0 = time.perf_counter()
+    mech = mechanisms.get(mechanism)
+    values = mech.resolve(raw)
+    refuse_unplanned(mech)
+    qi = tuple(dict.fromkeys(qi))
+    if sa in qi:
+        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
+    if not qi:
+        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    out = Path(out)
+    if out.suffix:
+        raise DataError(f"The Dask engine writes a folder (a Parquet dataset and manifest.json); give --out a "
+                        f"folder name without an extension (e.g. '{clip(out.with_suffix(''))}'), not "
+                        f"'{clip(out.name)}'.")
+    if partition_rows < 1:
+        raise DataError(f"--partition-rows must be a positive number of rows. Got {partition_rows}.")
+    seed = mechanisms.fresh_seed() if seed is None else mechanisms.check_seed(seed)
+    source = open_input(spec, [*qi, sa], options)
+    token = uuid.uuid4().hex[:8]
+    with _write.atomic_path(out, folder=True) as tmp, connect(scheduler) as client, \
+            failures(scheduler, partition_rows):
+        bound = bind(client, source, sa, qi, options, partition_rows)
+        summary = bound.summary.named(sa, qi, bound.sa_labels, bound.qi_labels)
+        data = SummaryData(bound, summary)
+        mech.check(data, values)
+        plan = mech.plan(summary, values, seed)
+        written: list[Path] = []
+        tables: dict[str, Any] = {}
+        totals: dict[str, int] = {}
+        if plan.table is None:
+            raise DataError(f"{mech.title} publishes answers, not a table; the Dask engine writes tables: use "
+                            "--engine local.")
+        results, bits = run_plan(client, bound, plan, summary, token)
+        for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
+                                for i, r in enumerate(results)]):
+            totals = add_tallies(totals, t)
+        several = len(plan.tables) > 0
+        if True:
+            names = table_columns(plan, bound.qi)
+            labels = table_labels(plan, bound)
+            fmt = "csv" if several else "parquet"
+            paths = [tmp / (_write.part_name(b) if fmt == "parquet" else f".{plan.table}.{b:05d}.csv")
+                     for b in range(1 << bits)]
+            parts = []
+            for b, path in enumerate(paths):
+                pieces = [client.submit(bucket_task, r, b, key=f"bucket-{token}-{b}-{i}")
+                          for i, r in enumerate(results)]
+                parts.append(client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0,
+                                           key=f"part-{token}-{b}"))
+            rows = client.gather(parts)
+            del results, parts
+            distinct, count = merge_distinct(rows, names)
+            tables[plan.table] = SummaryTable(names, distinct, count, labels)
+            if fmt == "csv":
+                target = tmp / f"{plan.table}.csv"
+                with open(target, "wb") as fh:
+                    for path in paths:
+                        with open(path, "rb") as part:
+                            shutil.copyfileobj(part, fh, 8 << 20)
+                        path.unlink()
+                written.append(out / target.name)
+            else:
+                written += [out / p.name for p in paths]
+        published = plan.published_result(tables, totals)
+        release = build_release(mech, data, values, seed, published)
+        if several:
+            for name, table in plan.tables.items():
+                with open(tmp / f"{name}.csv", "wb") as fh:
+                    for chunk in _write.csv_chunks(table.columns, dict(table.labels)):
+                        fh.write(chunk)
+                written.append(out / f"{name}.csv")
+        man_bytes = rel.manifest_bytes(release, decision)
+        if manifest is None:
+            (tmp / "manifest.json").write_bytes(man_bytes)
+            written.append(out / "manifest.json")
+        run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
+               "partition_rows": partition_rows, "parts": 1 << bits, "rows": bound.n,
+               "seconds": round(time.perf_counter() - t0, 3)}
+        (tmp / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+        written.append(out / "run.json")
+    if manifest is not None:
+        with _write.atomic_path(manifest) as mtmp:
+            mtmp.write_bytes(man_bytes)
+        written.append(Path(manifest))
+    return Outcome(release=release, data=data, written=written, run=run)
+
+
+def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int, out):
+    """The :class:`core.release.Release` of a Dask run, as :func:`core.mechanisms.sanitize` builds it."""
+    import dataclasses
+
+    from ..mechanisms.base import Mechanism
+    from ..release import Release
+
+    derived = mech.derived(data, values)
+    params = {**values, **dict(derived)}
+    main = next(iter(out.tables.values()), None)
+    rows_out = out.rows_out if out.rows_out is not None else (len(main) if main is not None else 0)
+    release = Release(
+        mechanism=mech.name, title=mech.title, params=params, seed=seed,
+        source={"name": data.name, "content_hash": data.content_hash, "sensitive": data.sa, "qi": list(data.qi),
+                "rows": data.n, "rows_dropped": data.rows_dropped, "bands": data.band_specs(),
+                "raw_params": {k: v for k, v in values.items() if v is not None},
+                **({"read": dict(data.read)} if data.read else {})},
+        tables=dict(out.tables), published=dict(out.published), privacy=dict(out.privacy), notes=tuple(out.notes),
+        state=dict(out.state), rows_out=rows_out)
+    if type(mech).guarantee is Mechanism.guarantee:
+        return release
+    return dataclasses.replace(release, verdict=mech.guarantee(data, values, release))
