@@ -262,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sanitize", help="sanitize a table and write the release and its manifest",
                        epilog=_mechanism_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     data_args(p, session=True)
+    engine_args(p)
     p.add_argument("--session", metavar="FILE",
                    help="a session file saved on the Home page (.workbench.json or .zip): its table, columns, "
                         "mechanism, parameters and seed; flags given beside it override and say so")
@@ -281,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_workload_help() + "\n\n" + _mechanism_help(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     data_args(p)
+    engine_args(p)
     p.add_argument("--queries", type=int, metavar="N",
                    help="the workload's size setting: queries (seed000, seed003), conditions (seed002), GROUP BYs "
                         "per setting (seed004, seed004-attrs); default: the workload's own (see below)")
@@ -373,6 +375,44 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list samples, mechanisms and bounds")
     p.add_argument("--json", action="store_true", help="print JSON")
     return parser
+
+
+def engine_args(p: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--scheduler`` and ``--partition-rows`` (sanitize and evaluate)."""
+    g = p.add_argument_group("engine (the same release on either)")
+    g.add_argument("--engine", choices=("local", "dask"), default="local", action=_Once,
+                   help="local: this process (default); dask: a dask.distributed cluster, for a Parquet dataset "
+                        "(a folder of .parquet files, a glob or one file) too large for one process")
+    g.add_argument("--scheduler", metavar="ADDRESS", action=_Once,
+                   help="with --engine dask: an existing Dask scheduler (e.g. tcp://10.0.0.5:8786); default: a "
+                        "local cluster of two worker processes on 127.0.0.1, started and stopped by the command")
+    g.add_argument("--partition-rows", type=int, metavar="N", action=_Once,
+                   help="with --engine dask: rows per partition (whole Parquet row groups; default 2,000,000); "
+                        "the release does not depend on it")
+
+
+def _engine(args) -> str:
+    """The engine asked for; dask-only flags given with the local engine are refused (a value typed is used)."""
+    engine = getattr(args, "engine", "local") or "local"
+    if engine != "dask":
+        for flag in ("scheduler", "partition_rows"):
+            if getattr(args, flag, None) is not None:
+                raise _UsageError(f"python -m core {args.command}: --{flag.replace('_', '-')} is for --engine dask; "
+                                  "add --engine dask or leave it out.")
+    return engine
+
+
+def _dask_options(args) -> dict[str, Any]:
+    from .engine import dask as dk
+    from .errors import DataError
+
+    if args.band:
+        raise DataError("--band is not available on the Dask engine yet; band the column in the Parquet files, or "
+                        "use --engine local.")
+    rows = args.partition_rows if args.partition_rows is not None else dk.PARTITION_ROWS
+    if rows < 1:
+        raise DataError(f"--partition-rows must be a positive number of rows. Got {rows}.")
+    return {"scheduler": args.scheduler, "partition_rows": rows, "options": _read_options(args)}
 
 
 def _bands(args):
@@ -508,7 +548,11 @@ def _params(args) -> dict[str, str]:
 def cmd_sanitize(args) -> dict[str, Any]:
     from . import mechanisms, release as rel
 
+    engine = _engine(args)
     if args.session:
+        if engine == "dask":
+            raise _UsageError("python -m core sanitize: --session runs on the local engine; leave out --engine dask, "
+                              "or give DATA, --sensitive and --mechanism instead of the session.")
         return _sanitize_session(args)
     if args.randomness is not None:
         from . import rng
@@ -526,6 +570,8 @@ def cmd_sanitize(args) -> dict[str, Any]:
     raw = _params(args)
     mech.resolve(raw)  # parameter errors before the (slower) load
     _bands(args)  # --band syntax errors too
+    if engine == "dask":
+        return _sanitize_dask(args, mech, raw)
     data = _dataset(args)
     release = mechanisms.sanitize(data, mech.name, raw, args.seed)
     verdict = _require(args, data, release)
@@ -654,6 +700,34 @@ def _session_table(args, session, frame):
     return table
 
 
+def _sanitize_dask(args, mech, raw) -> dict[str, Any]:
+    """``sanitize --engine dask``: the release folder written on a Dask cluster (core.engine.dask)."""
+    from .data.load import is_source
+    from .engine import dask as dk
+    from .errors import DataError
+
+    if not is_source(args.data) and not __import__("os").path.exists(args.data):
+        raise DataError(f"There is no file or folder at '{clip(args.data)}'; --engine dask reads a Parquet dataset "
+                        "(a folder of .parquet files, a glob or one file).")
+    qi = args.qi
+    if not qi:
+        raise DataError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the whole "
+                        "table to propose them).")
+
+    def require(release):
+        if args.require_guarantee and release.verdict is not None and not release.verdict.plain:
+            raise _GuaranteeNotMet(" ".join(release.verdict.line().split()))
+
+    outcome = dk.sanitize(args.data, args.sensitive, qi, mech.name, raw, args.seed, args.out,
+                          manifest=args.manifest, require=require, **_dask_options(args))
+    out = _sanitize_output(args, outcome.release, outcome.written, verdict=outcome.release.verdict)
+    out["run"] = outcome.run
+    if "_text" in out:
+        out["_text"] += (f"\nengine: dask, {outcome.run['partitions']:,} partitions on {outcome.run['workers']} "
+                         f"workers ({outcome.run['scheduler']}), {outcome.run['seconds']:.1f} s")
+    return out
+
+
 def _require(args, data, release):
     """The release's verdict (with the nearest setting that meets it); with --require-guarantee, refuse unless plain."""
     from . import mechanisms
@@ -723,9 +797,23 @@ def cmd_evaluate(args) -> dict[str, Any]:
                         "sensitive attribute")
     joint_too = mech.name == "splu" and bool(raw.get("sa2")) and kind.name != "joint"
     kind.resolve(settings)  # setting errors before the (slower) load
-    data = _dataset(args)
-    workload = kind.make(data, settings)
-    result = evaluate(data, mech.name, raw, workload, seed).to_json()
+    if _engine(args) == "dask":
+        from .engine import dask as dk
+
+        if kind.name == "joint" or raw.get("sa2"):
+            raise ParameterError("The Dask engine evaluates queries on one sensitive attribute; joint queries on a "
+                                 "second one (sa2) run with --engine local.")
+        if not args.qi:
+            raise ParameterError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the "
+                                 "whole table to propose them).")
+        evaluation, data, run = dk.evaluate(args.data, args.sensitive, args.qi, mech.name, raw, kind, settings, seed,
+                                            **_dask_options(args))
+        result = evaluation.to_json()
+        result["run"] = run
+    else:
+        data = _dataset(args)
+        workload = kind.make(data, settings)
+        result = evaluate(data, mech.name, raw, workload, seed).to_json()
     if joint_too:
         # --param sa2 with another workload: the joint queries on both attributes too, at the joint
         # workload's defaults and the same seed, from the same release

@@ -178,7 +178,15 @@ def seed000_bands(n: int, available: Sequence[int] | None = None) -> tuple[Band,
 
 
 def data_records(data: Dataset) -> Records:
-    """The original table as :class:`Records` with the SA as target."""
+    """The original table as :class:`Records` with the SA as target.
+
+    A table known by its combinations only (the Dask engine's
+    :class:`core.engine.dask.SummaryData`) is counted as weighted cells,
+    which answer every query as the records do.
+    """
+    combos = getattr(data, "combos", None)
+    if combos is not None:
+        return combos.records()
     return Records(data.qi_codes, data.domains, data.sa_codes, data.m)
 
 

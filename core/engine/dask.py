@@ -49,6 +49,7 @@ import logging
 import os
 import shutil
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
@@ -351,18 +352,23 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
     import dask
     from distributed import Client, LocalCluster
 
-    for name in ("distributed", "distributed.nanny", "distributed.worker", "distributed.scheduler",
-                 "distributed.core", "distributed.comm", "tornado", "bokeh"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
+    quiet()
     cluster = None
     client = None
-    with dask.config.set({"distributed.worker.daemon": False, "distributed.admin.tick.limit": "60s",
-                          "distributed.scheduler.allowed-failures": 1, "logging.distributed": "critical"}):
+    settings = {"distributed.worker.daemon": False, "distributed.admin.tick.limit": "60s",
+                "distributed.scheduler.allowed-failures": 1, "logging.distributed": "critical"}
+    if scheduler is not None:  # how long a lost scheduler is waited for before the run fails
+        settings["distributed.comm.timeouts.connect"] = f"{CONNECT_TIMEOUT}s"
+    with dask.config.set(settings):
         try:
             if scheduler is None:
                 limit = memory_limit if memory_limit is not None else os.environ.get("WORKBENCH_DASK_MEMORY", "auto")
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None, memory_limit=limit, silence_logs=logging.CRITICAL)
+                with warnings.catch_warnings():  # e.g. "port in use": the cluster picks free ports anyway
+                    warnings.simplefilter("ignore")
+                    # dashboard_address ":0": a free loopback port (None still tries 8787 for the HTTP routes)
+                    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                           host="127.0.0.1", dashboard_address=":0", memory_limit=limit,
+                                           silence_logs=logging.CRITICAL)
                 client = Client(cluster, set_as_default=False)
             else:
                 try:
@@ -379,6 +385,13 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
             with contextlib.suppress(Exception):
                 if cluster is not None:
                     cluster.close(timeout=10)
+
+
+def quiet() -> None:
+    """Silence distributed's own logging: a failure is reported once, as one sentence (:func:`failures`)."""
+    for name in ["distributed", "tornado", "asyncio", *list(logging.root.manager.loggerDict)]:
+        if name.split(".")[0] in ("distributed", "tornado", "asyncio", "bokeh"):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def _reason(exc: BaseException) -> str:
@@ -404,15 +417,14 @@ def failures(scheduler: str | None, partition_rows: int) -> Iterator[None]:
     where = f"the Dask scheduler at '{clip(scheduler)}'" if scheduler else "the local Dask cluster"
     try:
         yield
-    except KilledWorker:
-        half = max(partition_rows // 4, 10_000)
-        raise EngineError(f"A Dask worker died while working on a partition (most often it ran out of memory); "
-                          f"give the workers more memory or use smaller partitions, e.g. --partition-rows {half:,}. "
+    except (KilledWorker, MemoryError) as exc:
+        smaller = max(partition_rows // 4, 1)
+        more = ("give the workers more memory (WORKBENCH_DASK_MEMORY, e.g. 4GB, for the local cluster)"
+                if scheduler is None else "give the workers more memory")
+        what = ("A Dask worker ran out of memory" if isinstance(exc, MemoryError) else
+                "A Dask worker died while working on a partition (most often it ran out of memory)")
+        raise EngineError(f"{what}; {more} or use smaller partitions, e.g. --partition-rows {smaller:,}. "
                           "Nothing was written.") from None
-    except MemoryError:
-        half = max(partition_rows // 4, 10_000)
-        raise EngineError(f"A Dask worker ran out of memory; give the workers more memory or use smaller "
-                          f"partitions, e.g. --partition-rows {half:,}. Nothing was written.") from None
     except (OSError, TimeoutError, FutureCancelledError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
@@ -764,11 +776,14 @@ def _futures_per_partition(client, fn, items, *args, key: str):
     return [client.submit(fn, item, *args, key=f"{key}-{i}") for i, item in enumerate(items)]
 
 
-def run_plan(client, bound: Bound, plan, summary, token: str):
-    """Apply ``plan`` on every partition: futures of ``(buckets, tally)`` and the parts' bit count."""
+def run_plan(client, bound: Bound, plan, summary, token: str, bits: int | None = None):
+    """Apply ``plan`` on every partition: futures of ``(buckets, tally)`` and the parts' bit count.
+
+    ``bits`` defaults to :func:`core.engine.local.parts_bits` of the table's size.
+    """
     from .local import parts_bits
 
-    bits = parts_bits(bound.n)
+    bits = parts_bits(bound.n) if bits is None else bits
     [plan_f, summary_f] = client.scatter([plan, summary], broadcast=True)
     befores: list = [None] * len(bound.encoded)
     if plan.rank_by is not None:
@@ -799,13 +814,16 @@ def table_labels(plan, bound: Bound) -> dict[str, Any]:
 
 def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, seed: int | None,
              out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
-             manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None) -> Outcome:
+             manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None,
+             require=None) -> Outcome:
     """Sanitize a Parquet dataset on Dask and write the release folder (parts, manifest.json, run.json).
 
     The release is the local engine's, record by record, and the part
     files and manifest are byte for byte the local engine's
     (:func:`core.release.write` of the same release to a folder).  The
     engine, partitions and scheduler of this run go to ``run.json``.
+    ``require(release)`` may raise to refuse the release before anything
+    is moved into place (``--require-guarantee``).
     """
     import time
 
@@ -878,6 +896,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 written += [out / p.name for p in paths]
         published = plan.published_result(tables, totals)
         release = build_release(mech, data, values, seed, published)
+        if require is not None:
+            require(release)
         if several:
             for name, table in plan.tables.items():
                 with open(tmp / f"{name}.csv", "wb") as fh:
@@ -922,3 +942,66 @@ def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int,
     if type(mech).guarantee is Mechanism.guarantee:
         return release
     return dataclasses.replace(release, verdict=mech.guarantee(data, values, release))
+
+
+def release_rows_task(result, names: Sequence[str]):
+    """The distinct published rows of one partition and their counts (evaluation needs no shuffle)."""
+    buckets = result[0]
+    merged = {c: np.concatenate([b[c] for b in buckets]) for c in names}
+    return distinct_rows(merged, names)
+
+
+def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, kind, settings,
+             seed: int, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None):
+    """A count workload's true answers and estimates on Dask: ``(Evaluation, SummaryData, run)``.
+
+    Both are group-by aggregations on the cluster: the input's
+    :class:`~core.engine.combos.Combos` (true answers, and the workload's
+    choice of queries) and the release's distinct rows with their counts
+    (estimates), then the local weighted counting
+    (:class:`core.counting.Records` with weights), which gives the same
+    answers as counting the records one by one.
+    """
+    import time
+
+    from .. import mechanisms
+    from ..evaluate import evaluate_release
+    from .protocol import add_tallies
+
+    t0 = time.perf_counter()
+    mech = mechanisms.get(mechanism)
+    values = mech.resolve(raw)
+    refuse_unplanned(mech)
+    qi = tuple(dict.fromkeys(qi))
+    if sa in qi:
+        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
+    if partition_rows < 1:
+        raise DataError(f"--partition-rows must be a positive number of rows. Got {partition_rows}.")
+    source = open_input(spec, [*qi, sa], options)
+    token = uuid.uuid4().hex[:8]
+    with connect(scheduler) as client, failures(scheduler, partition_rows):
+        bound = bind(client, source, sa, qi, options, partition_rows)
+        summary = bound.summary.named(sa, qi, bound.sa_labels, bound.qi_labels)
+        data = SummaryData(bound, summary)
+        mech.check(data, values)
+        plan = mech.plan(summary, values, seed)
+        if plan.table is None:
+            raise DataError(f"{mech.title} publishes answers, not a table; evaluate it with --engine local.")
+        results, _ = run_plan(client, bound, plan, summary, token, bits=0)
+        totals: dict[str, int] = {}
+        for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
+                                for i, r in enumerate(results)]):
+            totals = add_tallies(totals, t)
+        names = table_columns(plan, bound.qi)
+        rows = client.gather([client.submit(release_rows_task, r, names, key=f"rows-{token}-{i}")
+                              for i, r in enumerate(results)])
+        del results
+        distinct, count = merge_distinct(rows, names)
+        table = SummaryTable(names, distinct, count, table_labels(plan, bound))
+        release = build_release(mech, data, values, seed, plan.published_result({plan.table: table}, totals))
+        run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
+               "partition_rows": partition_rows, "rows": bound.n}
+    workload = kind.make(data, settings)
+    evaluation = evaluate_release(release, workload)
+    run["seconds"] = round(time.perf_counter() - t0, 3)
+    return evaluation, data, run

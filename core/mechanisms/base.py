@@ -177,7 +177,10 @@ def published_records(release: Release, table: str = "release") -> Records:
     t = release.tables[table]
     qi = release.source["qi"]
     sa = release.source["sensitive"]
-    records = Records([t.columns[c] for c in qi], [len(t.labels[c]) for c in qi], t.columns[sa], len(t.labels[sa]))
+    count = getattr(t, "count", None)  # a table known by its distinct rows and counts (the Dask engine's)
+    cols = t.columns if count is None else t.distinct
+    records = Records([cols[c] for c in qi], [len(t.labels[c]) for c in qi], cols[sa], len(t.labels[sa]),
+                      weights=None if count is None else count.astype(np.float64))
     cache[table] = records
     return records
 
