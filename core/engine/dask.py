@@ -882,6 +882,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                                            key=f"part-{token}-{b}"))
             rows = client.gather(parts)
             del results, parts
+            bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
             distinct, count = merge_distinct(rows, names)
             tables[plan.table] = SummaryTable(names, distinct, count, labels)
             if fmt == "csv":
@@ -895,7 +896,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             else:
                 written += [out / p.name for p in paths]
         published = plan.published_result(tables, totals)
-        release = build_release(mech, data, values, seed, published)
+        release = build_release(mech, data, values, seed, published, parts=bounds)
         if require is not None:
             require(release)
         if several:
@@ -920,7 +921,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     return Outcome(release=release, data=data, written=written, run=run)
 
 
-def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int, out):
+def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int, out,
+                  parts: Sequence[int] | None = None):
     """The :class:`core.release.Release` of a Dask run, as :func:`core.mechanisms.sanitize` builds it."""
     import dataclasses
 
@@ -938,7 +940,7 @@ def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int,
                 "raw_params": {k: v for k, v in values.items() if v is not None},
                 **({"read": dict(data.read)} if data.read else {})},
         tables=dict(out.tables), published=dict(out.published), privacy=dict(out.privacy), notes=tuple(out.notes),
-        state=dict(out.state), rows_out=rows_out)
+        state=dict(out.state), rows_out=rows_out, parts=None if parts is None else tuple(int(p) for p in parts))
     if type(mech).guarantee is Mechanism.guarantee:
         return release
     return dataclasses.replace(release, verdict=mech.guarantee(data, values, release))
