@@ -62,6 +62,9 @@ class Published:
     notes: tuple[str, ...] = ()
     state: Mapping[str, Any] = field(default_factory=dict)
     rows_out: int | None = None
+    #: the per-record table's part bounds (a part's first row, ..., the end): records grouped by the top
+    #: :func:`core.engine.local.parts_bits` bits of their order key, so every engine cuts the same parts
+    parts: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +90,9 @@ class Release:
     #: the mechanism's own guarantee checked on this release (:class:`core.guarantee.Verdict`), set by
     #: :func:`core.mechanisms.sanitize`; None for releases built by hand
     verdict: Any = None
+    #: the per-record table's part bounds (:attr:`Published.parts`): ``--out DIR`` writes one part file
+    #: each; None (a release not made by an engine) cuts parts of core.data.write.PART_ROWS rows
+    parts: tuple[int, ...] | None = None
 
     @property
     def main_table(self) -> CodedTable | None:
@@ -158,6 +164,7 @@ class Release:
             "output": {
                 "rows": self.rows_out,
                 "tables": {name: {"rows": len(t), "columns": list(t.columns)} for name, t in self.tables.items()},
+                **({"parts": len(self.parts) - 1} if self.parts is not None else {}),
             },
             "published": dict(self.published),
             "privacy": dict(self.privacy),
@@ -304,7 +311,8 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
                         f"'{out}' is a file: give --out a folder name.")
     if len(release.tables) == 1:
         table = release.main_table
-        written += [p for p in _write.write_dataset(out, table.columns, table.labels, extra=extra)
+        bounds = None if release.parts is None else list(release.parts[1:-1])
+        written += [p for p in _write.write_dataset(out, table.columns, table.labels, bounds=bounds, extra=extra)
                     if p.name != "manifest.json"]
     else:
         with _write.atomic_path(out, folder=True) as tmp:

@@ -587,7 +587,7 @@ def bind(client, source, sa: str, qi: Sequence[str], options=None,
         labels_all.append(labels)
         numeric.append(num)
     sizes_all = [len(lab) for lab in labels_all]
-    [uni_f, codes_f] = client.scatter([universe, codes_all], broadcast=True)
+    [uni_f, codes_f] = client.scatter([universe, codes_all], broadcast=True, hash=False)
     mapped = [client.submit(map_task, r, uni_f, codes_f, sizes_all, key=f"map-{token}-{i}")
               for i, r in enumerate(raws)]
     del raws
@@ -611,7 +611,7 @@ def bind(client, source, sa: str, qi: Sequence[str], options=None,
     if n >= 20 and len(sa_labels) == n:
         raise DataError(f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
                         "not a sensitive attribute; choose another column.")
-    [remaps_f] = client.scatter([remaps], broadcast=True)
+    [remaps_f] = client.scatter([remaps], broadcast=True, hash=False)
     encoded = [client.submit(encode_task, mp, remaps_f, key=f"encode-{token}-{i}") for i, mp in enumerate(mapped)]
     del mapped
     domains = [len(f) for f in finals[:-1]]
@@ -727,30 +727,47 @@ class SummaryTable:
         return pd.DataFrame(out)
 
 
+def _group(cols: Sequence[np.ndarray], weights: np.ndarray | None = None):
+    """Distinct rows of ``cols`` (sorted) with their (weighted) counts: mixed-radix keys, else a row sort."""
+    cols = [np.asarray(c).astype(np.int64, copy=False) for c in cols]
+    n = len(cols[0])
+    if n == 0:
+        return [c[:0] for c in cols], np.zeros(0, np.int64)
+    sizes = [int(c.max()) + 1 if len(c) else 1 for c in cols]
+    if min(int(c.min()) for c in cols) >= 0 and float(np.prod([float(x) for x in sizes])) < 2.0**62:
+        key = np.zeros(n, dtype=np.int64)
+        for c, size in zip(cols, sizes):
+            key *= size
+            key += c
+        uniq, inverse = np.unique(key, return_inverse=True)
+        out, rest = [], uniq
+        for size in reversed(sizes):
+            out.append(rest % size)
+            rest = rest // size
+        distinct = out[::-1]
+    else:
+        rows, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
+        distinct = [rows[:, j] for j in range(len(cols))]
+    count = np.bincount(inverse.ravel(), weights=weights, minlength=len(distinct[0]))
+    return distinct, np.rint(count).astype(np.int64)
+
+
 def distinct_rows(part: Mapping[str, np.ndarray], names: Sequence[str]):
     """The distinct rows of an output part and their counts (for the release's compact form)."""
     if not len(names):
         return {}, np.zeros(0, np.int64)
-    n = len(part[names[0]])
-    if n == 0:
-        return {c: part[c][:0] for c in names}, np.zeros(0, np.int64)
-    cols = [np.asarray(part[c]).astype(np.int64) for c in names]
-    stacked = np.stack(cols, axis=1)
-    uniq, count = np.unique(stacked, axis=0, return_counts=True)
-    return {c: uniq[:, j] for j, c in enumerate(names)}, count.astype(np.int64)
+    distinct, count = _group([part[c] for c in names])
+    return dict(zip(names, distinct)), count
 
 
 def merge_distinct(parts, names: Sequence[str]):
+    """The distinct rows of several parts' distinct rows, counts added."""
+    parts = [p for p in parts if len(p[1])]
     if not parts:
         return {c: np.zeros(0, np.int64) for c in names}, np.zeros(0, np.int64)
     cols = [np.concatenate([p[0][c] for p in parts]) for c in names]
-    count = np.concatenate([p[1] for p in parts])
-    if not len(count):
-        return {c: col for c, col in zip(names, cols)}, count
-    stacked = np.stack(cols, axis=1)
-    uniq, inv = np.unique(stacked, axis=0, return_inverse=True)
-    total = np.bincount(inv.ravel(), weights=count, minlength=len(uniq)).astype(np.int64)
-    return {c: uniq[:, j] for j, c in enumerate(names)}, total
+    distinct, count = _group(cols, np.concatenate([p[1] for p in parts]).astype(np.float64))
+    return dict(zip(names, distinct)), count
 
 
 # ---------------------------------------------------------------- sanitize
@@ -784,7 +801,7 @@ def run_plan(client, bound: Bound, plan, summary, token: str, bits: int | None =
     from .local import parts_bits
 
     bits = parts_bits(bound.n) if bits is None else bits
-    [plan_f, summary_f] = client.scatter([plan, summary], broadcast=True)
+    [plan_f, summary_f] = client.scatter([plan, summary], broadcast=True, hash=False)
     befores: list = [None] * len(bound.encoded)
     if plan.rank_by is not None:
         counts = client.gather(_futures_per_partition(client, key_counts_task, bound.encoded, summary_f,
@@ -852,11 +869,14 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     token = uuid.uuid4().hex[:8]
     with _write.atomic_path(out, folder=True) as tmp, connect(scheduler) as client, \
             failures(scheduler, partition_rows):
+        stages = {"cluster": time.perf_counter() - t0}
         bound = bind(client, source, sa, qi, options, partition_rows)
+        stages["read and encode"] = time.perf_counter() - t0 - sum(stages.values())
         summary = bound.summary.named(sa, qi, bound.sa_labels, bound.qi_labels)
         data = SummaryData(bound, summary)
         mech.check(data, values)
         plan = mech.plan(summary, values, seed)
+        stages["plan"] = time.perf_counter() - t0 - sum(stages.values())
         written: list[Path] = []
         tables: dict[str, Any] = {}
         totals: dict[str, int] = {}
@@ -881,6 +901,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 parts.append(client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0,
                                            key=f"part-{token}-{b}"))
             rows = client.gather(parts)
+            stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
             del results, parts
             bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
             distinct, count = merge_distinct(rows, names)
@@ -911,7 +932,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             written.append(out / "manifest.json")
         run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
                "partition_rows": partition_rows, "parts": 1 << bits, "rows": bound.n,
-               "seconds": round(time.perf_counter() - t0, 3)}
+               "seconds": round(time.perf_counter() - t0, 3),
+               "stages": {k: round(v, 3) for k, v in stages.items()}}
         (tmp / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
         written.append(out / "run.json")
     if manifest is not None:

@@ -24,6 +24,7 @@ are contiguous slices (:func:`part_bounds`).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Mapping
 
 import numpy as np
@@ -159,8 +160,18 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
             cols[name][lo:hi] = values
         totals = add_tallies(totals, plan.tally(chunk, out))
     tables: dict[str, CodedTable] = {}
+    bounds = None
     if plan.table is not None:
-        order = record_order(plan.seed, n, keep)
+        # the published order and, for a partitioned output, where each part starts (parts_bits of n)
+        keys = _rng.order_keys(plan.seed, 0, n)
+        kept = None if keep is None else np.flatnonzero(keep)
+        if kept is not None:
+            keys = keys[kept]
+        order = published_order(keys)
+        bounds = part_bounds(keys[order], parts_bits(n))
+        del keys
+        if kept is not None:
+            order = kept[order]
         columns: dict[str, np.ndarray] = {}
         labels: dict[str, np.ndarray | None] = {}
         if plan.keep_qi:
@@ -170,7 +181,8 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
             col = cols.get(name, np.empty(0, dtype=np.int64))
             columns[name], labels[name] = col[order] if len(col) else col, lab
         tables[plan.table] = CodedTable(columns=columns, labels=labels)
-    return plan.published_result(tables, totals)
+    out = plan.published_result(tables, totals)
+    return out if bounds is None else replace(out, parts=tuple(int(b) for b in bounds))
 
 
 def record_order(seed: int, n: int, keep: np.ndarray | None = None) -> np.ndarray:

@@ -105,6 +105,7 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
         notes=tuple(out.notes),
         state=dict(out.state),
         rows_out=rows_out,
+        parts=out.parts,
     )
     if type(mech).guarantee is Mechanism.guarantee:  # a mechanism declaring no guarantee (tests' stand-ins)
         return release
