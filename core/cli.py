@@ -380,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
 def engine_args(p: argparse.ArgumentParser) -> None:
     """``--engine``, ``--scheduler`` and ``--partition-rows`` (sanitize and evaluate)."""
     g = p.add_argument_group("engine (the same release on either)")
-    g.add_argument("--engine", choices=("local", "dask"), default="local", action=_Once,
+    g.add_argument("--engine", default="local", metavar="{local,dask}", action=_Once,
                    help="local: this process (default); dask: a dask.distributed cluster, for a Parquet dataset "
                         "(a folder of .parquet files, a glob or one file) too large for one process")
     g.add_argument("--scheduler", metavar="ADDRESS", action=_Once,
@@ -394,6 +394,8 @@ def engine_args(p: argparse.ArgumentParser) -> None:
 def _engine(args) -> str:
     """The engine asked for; dask-only flags given with the local engine are refused (a value typed is used)."""
     engine = getattr(args, "engine", "local") or "local"
+    if engine not in ("local", "dask"):  # checked here, not by argparse's choices, so a repeat is refused first
+        raise _UsageError(f"python -m core {args.command}: --engine takes local or dask, not '{clip(engine)}'.")
     if engine != "dask":
         for flag in ("scheduler", "partition_rows"):
             if getattr(args, flag, None) is not None:
