@@ -278,13 +278,14 @@ v1, v2, _ = st.columns([1, 1, 2])
 v1.download_button("Save the session (JSON)", session_file.to_bytes(session_now),
                    file_name=session_file.file_name(session_now), mime="application/json", key="dl_session",
                    on_click="ignore")
-if ss.get(state.SOURCE) == "upload":
+if ss.get(state.SOURCE) in ("upload", "folder"):
     v2.download_button("Save with the table inside (zip)",
                        lambda: session_file.to_bytes(session_now, table.frame),
                        file_name=session_file.file_name(session_now, embedded=True), mime="application/zip",
                        key="dl_session_zip", on_click="ignore",
-                       help="The uploaded table goes inside as Parquet, so the session opens anywhere. It holds "
-                            "every record: share it as you would the table itself.")
+                       help="The table in use (the upload, or the data folder's sample) goes inside as Parquet, so "
+                            "the session opens anywhere. It holds every record: share it as you would the table "
+                            "itself.")
 
 st.header("Next")
 n1, n2, n3 = st.columns(3)

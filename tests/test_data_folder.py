@@ -77,6 +77,8 @@ def test_a_seeded_sample_of_the_stated_size(data_dir):
     for col in ("sex", "disease"):
         diff = (table.frame[col].value_counts(normalize=True) - full[col].value_counts(normalize=True)).abs()
         assert diff.max() < 0.06
+    smaller, _ = F.open_sample(F.root(), "people.parquet", 300, seed=4)  # a smaller sample is inside a larger one
+    assert set(smaller.frame["rid"]) < set(rid)
     small, total = F.open_sample(F.root(), "visits", 10**6)
     assert total == len(small) == 2000
 

@@ -365,8 +365,10 @@ def default_pin_name(setting: Setting | None = None) -> str:
 def session_now(table) -> Session:
     """Everything chosen in this session as a :class:`core.session.Session` on ``table`` (the current one)."""
     ss = st.session_state
-    kind = "upload" if ss.get(SOURCE) == "upload" else "sample"
-    name = (ss.get(UPLOAD) or {}).get("name", table.name) if kind == "upload" else (sample_spec() or table.name)
+    # a data-folder table is its seeded sample, named by content hash like an upload (no sample spec holds it)
+    kind = "upload" if ss.get(SOURCE) in ("upload", "folder") else "sample"
+    name = (table.name if ss.get(SOURCE) == "folder" else (ss.get(UPLOAD) or {}).get("name", table.name)) \
+        if kind == "upload" else (sample_spec() or table.name)
     params = {m: dict(v) for m, v in (ss.get(PARAMS) or {}).items() if m in MECHANISMS}
     return Session(TableRef(kind, name, table.content_hash, len(table)), ss.get(SA), tuple(ss.get(QI) or ()),
                    current_setting(), params, pins(), tuple(ss.get(HISTORY) or ()), ss.get(DECISION),
