@@ -110,10 +110,6 @@ def test_pin_compare_undo_save_reload_and_reopen(server, browser, tmp_path):  # 
         page.close()
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known bug, open: since the upload preview step ends with st.rerun(), the address bar sometimes keeps the "
-    "previous run's query (no data=upload:<hash>), so a reload right after an upload finds no table reference; "
-    "passed before the preview step landed and passes in AppTest (tests/test_app_session.py)"))
 def test_reload_after_an_upload_asks_for_the_file_again(server, browser, tmp_path):  # noqa: F811
     good = tmp_path / "ward.csv"
     good.write_text("age,sex,diagnosis\n" + "".join(f"{30 + i % 40},{'FM'[i % 2]},{['flu', 'cold', 'hiv'][i % 3]}\n"
@@ -125,11 +121,12 @@ def test_reload_after_an_upload_asks_for_the_file_again(server, browser, tmp_pat
         page.goto(server, timeout=60_000)
         page.get_by_text(re.compile(r"^Upload a file \(")).first.click()
         assert _text(page, "Upload a file above")  # the radio's run has finished
-        assert _wait_for(lambda: "data=" not in page.url, timeout=30)  # and its address bar is written
+        assert _wait_for(lambda: "data=" not in _address(page), timeout=30)  # and its address bar is written
         _upload(page, good)
         assert _text(page, "Using 'ward.csv'")
-        assert _wait_for(lambda: "data=upload%3A" in page.url or "data=upload:" in page.url, timeout=60), page.url
-        assert "ward" not in page.url
+        # the address bar names the upload by its content hash as soon as it is used (not a run later)
+        assert _wait_for(lambda: "data=upload%3A" in _address(page), timeout=10), _address(page)
+        assert "ward" not in _address(page)
         page.reload()
         assert _text(page, "upload the same file again"), "a reload after an upload did not ask for the file"
         assert page.get_by_text("UCI Adult").count() == 0  # Adult is not swapped in
@@ -142,13 +139,31 @@ def test_reload_after_an_upload_asks_for_the_file_again(server, browser, tmp_pat
         page.close()
 
 
+def _address(page) -> str:
+    """The address bar's query as the browser has it now.
+
+    ``page.url`` is Playwright's copy, updated from events it only reads
+    while a call waits on the browser: polled alone it can stay a run
+    behind (this test's old flakiness was partly that).
+    """
+    return page.evaluate("() => location.search")
+
+
+def _script_state(page) -> str | None:
+    return page.evaluate("() => document.querySelector('[data-testid=\"stApp\"]')"
+                         "?.getAttribute('data-test-script-state')")
+
+
 def _upload(page, path) -> None:
-    """Upload through the table uploader (Home also has the session-file uploader) and its preview step."""
+    """Upload through the table uploader (Home also has the session-file uploader) and its preview step.
+
+    The preview of the file before may still be on the page: wait for the
+    run the new file starts, and for it to end, before pressing its button.
+    """
     uploader = page.locator('[data-testid="stFileUploader"]', has_text="Upload a table")
     uploader.wait_for(timeout=60_000)
+    _wait_for(lambda: _script_state(page) == "notRunning", timeout=60)
     uploader.locator('input[type="file"]').set_input_files(str(path))
-    # the preview of this file (not of the one before): its name is shown once it is read
-    _wait_for(lambda: page.get_by_text(path.name).count() > 1, timeout=60)
-    button = page.get_by_role("button", name="Use this table")
-    if _wait_for(lambda: button.count() > 0, timeout=60):
-        button.click(timeout=60_000)
+    _wait_for(lambda: _script_state(page) == "running", timeout=10, interval=0.01)
+    assert _wait_for(lambda: _script_state(page) == "notRunning", timeout=60)
+    page.get_by_role("button", name="Use this table").click(timeout=60_000)

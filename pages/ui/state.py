@@ -475,14 +475,27 @@ def url_params() -> dict[str, str]:
 
 
 def sync_url() -> None:
-    """Write the shared state into ``st.query_params`` (only when it changed)."""
+    """Write the shared state into ``st.query_params``, on every run.
+
+    ``st.query_params`` is what the server last *sent*, not what the
+    address bar shows: a query-string message sent in a run that ends in
+    ``st.rerun()`` can fail to reach the address bar
+    (streamlit/streamlit#7961, #5511), and a sync that compared with the
+    server's copy would then never send it again, leaving the address bar
+    one change behind until something else changed.  So the message is
+    sent on every run: the browser applies a query string only when it
+    differs from its address bar (no history entry for an equal one), so
+    this costs one small message per run and heals a lost one on the next
+    run.  (The reload-after-upload flake of tests/test_browser_decide.py
+    was mostly the test reading Playwright's ``page.url``, which is only
+    updated while a call waits on the browser; it now reads
+    ``location.search``.)
+    """
     wanted = url_params()
     try:
-        current = st.query_params.to_dict()
+        st.query_params.from_dict(wanted)
     except Exception:  # pragma: no cover - outside a script run
         return
-    if current != wanted:
-        st.query_params.from_dict(wanted)
 
 
 def valid_seed(value: Any) -> bool:
