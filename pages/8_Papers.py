@@ -125,7 +125,7 @@ def _item(item: papers.Item) -> None:
             st.dataframe(frame, hide_index=True, key=f"pp_table_{key}_{i}", placeholder="")
             st.caption(caption)
     else:
-        st.caption("Press Run to compute it (a few seconds to about half a minute; the result is kept).")
+        st.caption("Press Run to compute it (a few seconds to about a minute; the result is kept).")
 
 
 groups = papers.by_seed()

@@ -501,6 +501,7 @@ def _time_density(data: Dataset, s: dict[str, Any], progress=None) -> Experiment
     series = {f"β = {b:g}": [r["seconds here"] for r in rows if r["β"] == b] for b in betas}
     fig = _line_fig(f"Ambiguity construction time against density, {data.name}", ds, series,
                     "density d (about (100/d)% of the rows distinct)", "seconds")
+    fig.update_xaxes(tickvals=ds)
     return ExperimentResult(
         figures=[("Ambiguity construction time against density d", fig,
                   "Each table is the loaded one made d times denser (rows drawn from its first ⌈n/d⌉). The paper "
@@ -532,6 +533,7 @@ def _loss_density(data: Dataset, s: dict[str, Any], progress=None) -> Experiment
     _tick(progress, 1.0, "done")
     fig = _line_fig(f"Information loss against density, {data.name}, α = {s['alpha']:g}, β = {s['beta']:g}", ds,
                     series, "density d (about (100/d)% of the rows distinct)", "mean relative error")
+    fig.update_xaxes(tickvals=ds)  # d is a whole number: no ticks between the densities run
     return ExperimentResult(
         figures=[("Information loss against density: (a) Ambiguity, (b) PriView", fig,
                   "Mean relative error of seed 004's GROUP BY cells on the loaded table made d times denser. The "
