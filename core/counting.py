@@ -455,6 +455,11 @@ class Records:
     def target_totals(self) -> np.ndarray:
         return np.bincount(self.target, weights=self.weights, minlength=self.n_target).astype(float)
 
+    @property
+    def total(self) -> float:
+        """Records counted: the rows, or the sum of the weights of weighted cells (``len`` is the rows)."""
+        return float(len(self.target)) if self.weights is None else float(np.sum(self.weights))
+
 
 def select(counts: np.ndarray, sa_mask: np.ndarray) -> np.ndarray:
     """Sum each row of ``counts`` over the selected SA values: (Q,)."""

@@ -269,6 +269,8 @@ def apply_task(enc: Encoded, plan, summary, start: int, before: np.ndarray | Non
     chunk = Chunk(start=start, qi=enc.qi, sa=enc.sa, key=key, rank=rank)
     out = dict(plan.apply(chunk))
     tally = dict(plan.tally(chunk, out))
+    if plan.table is None:  # no per-record table (Laplace): the tallies only
+        return [], tally
     keep = out.pop("_keep", None)
     table = output_columns(chunk, out, columns, qi, plan.keep_qi)
     keys = rng.order_keys(plan.seed, start, enc.n)
@@ -880,15 +882,14 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         written: list[Path] = []
         tables: dict[str, Any] = {}
         totals: dict[str, int] = {}
-        if plan.table is None:
-            raise DataError(f"{mech.title} publishes answers, not a table; the Dask engine writes tables: use "
-                            "--engine local.")
         results, bits = run_plan(client, bound, plan, summary, token)
         for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
                                 for i, r in enumerate(results)]):
             totals = add_tallies(totals, t)
-        several = len(plan.tables) > 0
-        if True:
+        # as core.release.write: one table -> a Parquet dataset; several -> one CSV each
+        several = len(plan.tables) + (plan.table is not None) > 1
+        bounds = None
+        if plan.table is not None:
             names = table_columns(plan, bound.qi)
             labels = table_labels(plan, bound)
             fmt = "csv" if several else "parquet"
@@ -901,8 +902,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 parts.append(client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0,
                                            key=f"part-{token}-{b}"))
             rows = client.gather(parts)
-            stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
-            del results, parts
+            del parts
             bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
             distinct, count = merge_distinct(rows, names)
             tables[plan.table] = SummaryTable(names, distinct, count, labels)
@@ -916,22 +916,32 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 written.append(out / target.name)
             else:
                 written += [out / p.name for p in paths]
+        del results
+        stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
         published = plan.published_result(tables, totals)
         release = build_release(mech, data, values, seed, published, parts=bounds)
         if require is not None:
             require(release)
-        if several:
-            for name, table in plan.tables.items():
+        for name, table in plan.tables.items():
+            if several:
                 with open(tmp / f"{name}.csv", "wb") as fh:
                     for chunk in _write.csv_chunks(table.columns, dict(table.labels)):
                         fh.write(chunk)
                 written.append(out / f"{name}.csv")
+            else:  # the only table, small: parts of PART_ROWS rows as core.data.write.write_dataset cuts them
+                n_rows = len(table)
+                edges = [0, *range(_write.PART_ROWS, n_rows, _write.PART_ROWS), n_rows]
+                for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+                    _write._write_parquet_file(tmp / _write.part_name(i), table.columns, dict(table.labels), lo, hi,
+                                               _write.BATCH_ROWS)
+                    written.append(out / _write.part_name(i))
         man_bytes = rel.manifest_bytes(release, decision)
         if manifest is None:
             (tmp / "manifest.json").write_bytes(man_bytes)
             written.append(out / "manifest.json")
         run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
-               "partition_rows": partition_rows, "parts": 1 << bits, "rows": bound.n,
+               "partition_rows": partition_rows,
+               "parts": sum(1 for p in written if p.name.startswith("part-")), "rows": bound.n,
                "seconds": round(time.perf_counter() - t0, 3),
                "stages": {k: round(v, 3) for k, v in stages.items()}}
         (tmp / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
@@ -1009,20 +1019,20 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         data = SummaryData(bound, summary)
         mech.check(data, values)
         plan = mech.plan(summary, values, seed)
-        if plan.table is None:
-            raise DataError(f"{mech.title} publishes answers, not a table; evaluate it with --engine local.")
         results, _ = run_plan(client, bound, plan, summary, token, bits=0)
         totals: dict[str, int] = {}
         for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
                                 for i, r in enumerate(results)]):
             totals = add_tallies(totals, t)
-        names = table_columns(plan, bound.qi)
-        rows = client.gather([client.submit(release_rows_task, r, names, key=f"rows-{token}-{i}")
-                              for i, r in enumerate(results)])
+        tables = {}
+        if plan.table is not None:
+            names = table_columns(plan, bound.qi)
+            rows = client.gather([client.submit(release_rows_task, r, names, key=f"rows-{token}-{i}")
+                                  for i, r in enumerate(results)])
+            distinct, count = merge_distinct(rows, names)
+            tables[plan.table] = SummaryTable(names, distinct, count, table_labels(plan, bound))
         del results
-        distinct, count = merge_distinct(rows, names)
-        table = SummaryTable(names, distinct, count, table_labels(plan, bound))
-        release = build_release(mech, data, values, seed, plan.published_result({plan.table: table}, totals))
+        release = build_release(mech, data, values, seed, plan.published_result(tables, totals))
         run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
                "partition_rows": partition_rows, "rows": bound.n}
     workload = kind.make(data, settings)

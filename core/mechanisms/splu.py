@@ -1001,7 +1001,7 @@ def state_counts(release: Release, batch: QueryBatch) -> tuple[np.ndarray, np.nd
     records = published_records(release)
     counts = records.counts(batch)
     q, s = np.nonzero(batch.sa)
-    n = float(len(records))
+    n = records.total
     o_ps = counts[q, s]
     o_s = records.target_totals[s]
     size = counts.sum(axis=1)[q]
@@ -1113,7 +1113,7 @@ def joint_state_counts(release: Release, batch: QueryBatch, sa2: np.ndarray) -> 
     if mask2.shape != (len(batch), m2):
         raise ParameterError(f"sa2 must give one row per query ({len(batch)}) over {m2} values of '{name2}'; "
                              f"got shape {sa2.shape}.")
-    n = float(len(records))
+    n = records.total
     totals = records.target_totals.reshape(m1, m2)
     tot1, tot2 = totals.sum(axis=1), totals.sum(axis=0)
     qs, ys = [], []
