@@ -484,7 +484,7 @@ def _identifier_notes(data) -> list[str]:
     """A warning per chosen QI that looks like an identifier (unique per row)."""
     from .data.columns import identifiers
 
-    if data.table is None or data.table.frame is None:  # a table read column by column: no frame to scan
+    if data.table is None:
         return []
     if data.table.frame is None:  # a table read column by column: judge on the first rows, decoded from codes
         import pandas as pd

@@ -304,3 +304,11 @@ def test_cli_release_of_a_dataset_folder_equals_the_frame_paths(tmp_path, capsys
     assert main(["sanitize", str(folder), *args, "--out", str(tmp_path / "c")]) == 0
     assert main(["sanitize", str(tmp_path / "whole.csv"), *args, "--out", str(tmp_path / "d.parquet")]) == 0
     assert (tmp_path / "c" / "part-00000.parquet").read_bytes() == (tmp_path / "d.parquet").read_bytes()
+    # a QI unique per row is flagged on a table read column by column too (judged on its first rows)
+    ids = df.assign(rid=np.arange(len(df)))
+    ids.to_parquet(folder / "part-0.parquet")
+    for i in (1, 2, 3):
+        (folder / f"part-{i}.parquet").unlink()
+    assert main(["sanitize", str(folder), "--sensitive", "occ", "--qi", "rid", "--mechanism", "uniform",
+                 "--out", str(tmp_path / "e.csv")]) == 0
+    assert "warning: QI 'rid' looks like an identifier" in capsys.readouterr().out
