@@ -163,15 +163,7 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
     bounds = None
     if plan.table is not None:
         # the published order and, for a partitioned output, where each part starts (parts_bits of n)
-        keys = _rng.order_keys(plan.seed, 0, n)
-        kept = None if keep is None else np.flatnonzero(keep)
-        if kept is not None:
-            keys = keys[kept]
-        order = published_order(keys)
-        bounds = part_bounds(keys[order], parts_bits(n))
-        del keys
-        if kept is not None:
-            order = kept[order]
+        order, bounds = _order_and_bounds(plan.seed, n, keep)
         columns: dict[str, np.ndarray] = {}
         labels: dict[str, np.ndarray | None] = {}
         if plan.keep_qi:
@@ -185,13 +177,40 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
     return out if bounds is None else replace(out, parts=tuple(int(b) for b in bounds))
 
 
+#: optional memo of the published order of all n records and its part bounds, ``memo(key, compute)``
+#: (None: computed every time).  They depend on the seed and n only, not on the mechanism or its
+#: parameters, so an app moving a slider reuses them (the app installs its byte-bounded cache here:
+#: pages/ui/cached.py).
+ORDER_MEMO = None
+
+
+def _order_and_bounds(seed: int, n: int, keep: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The published order (positions of the kept records) and where each part starts in it.
+
+    With every record kept, both are the same for every mechanism and
+    setting with this seed; :data:`ORDER_MEMO`, when set, keeps them (on a
+    large table drawing and sorting the order keys is about two thirds of
+    UP's release).
+    """
+    def compute(kept=None):
+        keys = _rng.order_keys(seed, 0, n)
+        if kept is not None:
+            keys = keys[kept]
+        order = published_order(keys)
+        bounds = part_bounds(keys[order], parts_bits(n))
+        del keys
+        return (order if kept is None else kept[order]), bounds
+
+    if keep is not None:
+        return compute(np.flatnonzero(keep))
+    if ORDER_MEMO is not None:
+        return ORDER_MEMO(("published_order", int(seed), int(n)), compute)
+    return compute()
+
+
 def record_order(seed: int, n: int, keep: np.ndarray | None = None) -> np.ndarray:
     """Positions of the published records in published order (``keep``: records left in the release)."""
-    keys = _rng.order_keys(seed, 0, n)
-    if keep is None:
-        return published_order(keys)
-    idx = np.flatnonzero(keep)
-    return idx[published_order(keys[idx])]
+    return _order_and_bounds(seed, n, keep)[0]
 
 
 def publish(data, mechanism, values: Mapping[str, Any], seed: int, batch_rows: int | None = None) -> Published:

@@ -77,6 +77,28 @@ def store() -> ByteLRU:
     return lru
 
 
+def _order_memo(key, compute):
+    """:data:`core.engine.local.ORDER_MEMO`: the published order of a seed and n, kept in :func:`store`.
+
+    It depends on the seed and the number of records only (no table data),
+    so it is shared between sessions; a slider move on a large table reuses
+    it instead of drawing and sorting n order keys again (census 5M: 40 MB).
+    """
+    lru = _STORES[0] if _STORES else None
+    if lru is None:
+        return compute()
+    return lru.get_or_compute(key, compute, scope=SHARED, kind="published orders")
+
+
+def _install_order_memo() -> None:
+    from core.engine import local
+
+    local.ORDER_MEMO = _order_memo
+
+
+_install_order_memo()
+
+
 def _purge(scope: str | None = None, everything: bool = False) -> None:
     for lru in list(_STORES):
         lru.clear() if everything else lru.purge(scope)
