@@ -735,3 +735,37 @@ def bucket_counts(plan: Bucketing) -> tuple[np.ndarray, np.ndarray]:
         blocks.append((s + c - j + b - 1) // b - (s - j + b - 1) // b)
     counts = np.concatenate(blocks) if blocks else np.zeros((0, per.shape[1]), dtype=np.int64)
     return counts.sum(axis=1), counts
+
+
+def bucket_entries(plan: Bucketing) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The nonzero cells of :func:`bucket_counts` without the dense (buckets x values) table.
+
+    Returns ``(bucket, value, count, sizes)``: one entry per (bucket, value)
+    present, by class then value, and every bucket's size (RRA fills each
+    bucket of a class of size S with exactly S records).  A value with
+    ``c >= b`` records in a class of ``b`` buckets is in every bucket
+    (``c // b`` times, once more in the ``c mod b`` buckets from
+    ``s mod b`` on); a value with ``c < b`` is once in each of the buckets
+    ``s, s + 1, ... (mod b)``.  At most one entry per record.
+    """
+    per, nb, size = classes_by_size(plan)
+    parts_b, parts_x, parts_c = [], [], []
+    offset = 0
+    for c, b in zip(per, nb.tolist()):
+        s = np.cumsum(c) - c
+        many = np.flatnonzero(c >= b)
+        j = np.tile(np.arange(b, dtype=np.int64), len(many))
+        x = np.repeat(many, b)
+        cnt = np.repeat(c[many] // b, b) + ((j - np.repeat(s[many], b)) % b < np.repeat(c[many] % b, b))
+        parts_b.append(offset + j)
+        parts_x.append(x)
+        parts_c.append(cnt)
+        few = np.flatnonzero((c > 0) & (c < b))
+        k = c[few]
+        t = np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+        parts_b.append(offset + (np.repeat(s[few], k) + t) % b)
+        parts_x.append(np.repeat(few, k))
+        parts_c.append(np.ones(len(t), dtype=np.int64))
+        offset += b
+    cat = (lambda parts: np.concatenate(parts).astype(np.int64)) if parts_b else (lambda parts: np.zeros(0, np.int64))
+    return cat(parts_b), cat(parts_x), cat(parts_c), np.repeat(size, nb)

@@ -85,7 +85,7 @@ class Anatomy(Mechanism):
         g, v = layout.members()
         g = gid[g]
         # ST: one row per (group, value); values are distinct in a group, so every count is 1
-        st_order = np.lexsort((v, g))
+        st_order = np.argsort(g * summary.m + v)  # by (group, value); the pairs are distinct
         st = CodedTable(
             columns={"gid": g[st_order], summary.sa_name: v[st_order], "count": np.ones(len(g), dtype=np.int64)},
             labels={"gid": None, summary.sa_name: summary.sa_labels, "count": None},

@@ -199,7 +199,7 @@ class Bucketization(Mechanism):
         """Setting and class counts from the SA counts; records dealt by rank (:func:`core.bucketing.assign_ranked`).
 
         Every bucket's counts per value follow from the class counts (RRA,
-        :func:`core.bucketing.bucket_counts`), so the ST is built here; the
+        :func:`core.bucketing.bucket_entries`), so the ST is built here; the
         bucket ids are a random permutation drawn at group level
         (:func:`core.shuffle.relabel`, purpose ``"bucket/bid"``) and the fakes
         of ``sigma > 0`` are drawn per (bucket, value) (purpose
@@ -212,23 +212,24 @@ class Bucketization(Mechanism):
         fp = self.thresholds(summary, values)
         n, m = summary.n, summary.m
         sa_name, sa_labels = summary.sa_name, summary.sa_labels
-        sizes, counts = bk.bucket_counts(pl)
+        st_g, st_x, st_c, sizes = bk.bucket_entries(pl)  # the ST's cells, without a dense buckets x values table
         n_buckets = len(sizes)
         # bucket ids in random order, so an id reveals nothing about size class or value order
         relabel = shuffle.relabel(seed, "bucket/bid", n_buckets)
-        sizes_b, counts_b = np.empty_like(sizes), np.empty_like(counts)
-        sizes_b[relabel], counts_b[relabel] = sizes, counts
-        sizes, counts = sizes_b, counts_b
+        st_g = relabel[st_g]
+        sizes_b = np.empty_like(sizes)
+        sizes_b[relabel] = sizes
+        sizes = sizes_b
         sigma = int(values["sigma"])
         negassoc_fakes = bool(sigma) and values.get("fakes", "random") == "negassoc"
-        st_g, st_x = np.nonzero(counts)
-        st_c = counts[st_g, st_x]
         fake_g = fake_x = np.zeros(0, dtype=np.int64)
         short = 0
         offset = None
         if sigma:
+            present = np.zeros((n_buckets, m), dtype=bool)
+            present[st_g, st_x] = True
             # sigma distinct absent values per bucket, uniformly: random keys, absent values first
-            keys = _rng.uniforms(seed, "bucket/fake", 0, n_buckets * m).reshape(n_buckets, m) + (counts > 0) * 2.0
+            keys = _rng.uniforms(seed, "bucket/fake", 0, n_buckets * m).reshape(n_buckets, m) + present * 2.0
             if negassoc_fakes:
                 # seed 003 §6.2: values some record of the bucket excludes come after the safe ones
                 from .. import negassoc
@@ -242,7 +243,7 @@ class Bucketization(Mechanism):
                 struck = negassoc.excluded(qi, bid, neg, n_buckets, m, every=False)
                 del combo, rank, bid, qi
                 keys = keys + struck * 1.0
-                safe = ((counts == 0) & ~struck).sum(axis=1)
+                safe = (~present & ~struck).sum(axis=1)
                 short = int(np.maximum(sigma - safe, 0).sum())
             pick = np.argsort(keys, axis=1, kind="stable")[:, :sigma]
             fake_g = np.repeat(np.arange(n_buckets), sigma)
@@ -250,13 +251,14 @@ class Bucketization(Mechanism):
         all_g = np.concatenate([st_g, fake_g])
         all_x = np.concatenate([st_x, fake_x])
         all_c = np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)])
-        order = np.lexsort((all_x, all_g))
+        order = np.argsort(all_g * m + all_x)  # by (bucket, value); the pairs are distinct
         st = CodedTable(
             columns={"bid": all_g[order], sa_name: all_x[order], "count": all_c[order]},
             labels={"bid": None, sa_name: sa_labels, "count": None},
         )
-        share = counts / sizes[:, None]
-        worst = share.max(axis=0)  # worst in-bucket share of each value
+        share = st_c / sizes[st_g]
+        worst = np.zeros(m)
+        np.maximum.at(worst, st_x, share)  # worst in-bucket share of each value
         setting = pl.setting
         loss = bk.loss_of(setting)
         l_eq = int(math.ceil(1.0 / fp.min() - bk.EPS))
@@ -278,13 +280,13 @@ class Bucketization(Mechanism):
             "fprime": per_value,
         }
         # a bucket whose ST lists one value (fakes included) publishes its records' value exactly
-        revealed = int(sizes[((counts > 0).sum(axis=1) + sigma) == 1].sum())
+        revealed = int(sizes[(np.bincount(st_g, minlength=n_buckets) + sigma) == 1].sum())
         unprotected = [str(sa_labels[i]) for i in range(m) if sa_counts[i] and fp[i] >= 1 - bk.EPS]
         privacy = {
             "unprotected_values": unprotected,
             "records_revealed": revealed,
             "every_bucket_meets_fprime": ok,
-            "max_posterior": float(share.max()),
+            "max_posterior": float(share.max(initial=0.0)),
             "worst_share_over_fprime": float((worst / fp).max()),
             "l_equivalent": l_eq,
             "corruption_certainty": 1.0 / (1 + sigma),
