@@ -114,6 +114,8 @@ class Combos:
     qi_names: tuple[str, ...] = ()
     sa_labels: np.ndarray | None = None
     qi_labels: tuple[np.ndarray, ...] = ()
+    #: which QI columns are numeric (their labels sorted as numbers; Mondrian publishes ranges of them)
+    qi_numeric: tuple[bool, ...] = ()
 
     # ---------------------------------------------------------- building
     @classmethod
@@ -126,7 +128,7 @@ class Combos:
         if cached is not None:
             return cached
         out = cls.from_codes(data.qi_codes, data.sa_codes, data.domains, data.m).named(
-            data.sa, data.qi, data.sa_labels, data.qi_labels)
+            data.sa, data.qi, data.sa_labels, data.qi_labels, getattr(data, "qi_numeric", ()))
         try:
             _CACHE[data] = out
         except TypeError:  # an object that cannot be weakly referenced: not memoised
@@ -141,10 +143,10 @@ class Combos:
         cols, count = _aggregate([*qi_codes, sa_codes], (*domains, int(m)), weights)
         return cls(qi=tuple(cols[:-1]), sa=cols[-1], count=count, domains=domains, m=int(m))
 
-    def named(self, sa_name: str, qi_names, sa_labels, qi_labels) -> "Combos":
-        """The same counts with the bound table's column names and labels."""
+    def named(self, sa_name: str, qi_names, sa_labels, qi_labels, qi_numeric=()) -> "Combos":
+        """The same counts with the bound table's column names, labels and numeric flags."""
         return replace(self, sa_name=sa_name, qi_names=tuple(qi_names), sa_labels=sa_labels,
-                       qi_labels=tuple(qi_labels))
+                       qi_labels=tuple(qi_labels), qi_numeric=tuple(bool(x) for x in qi_numeric))
 
     @classmethod
     def merge(cls, parts: Sequence["Combos"]) -> "Combos":
@@ -162,7 +164,7 @@ class Combos:
         sa = np.concatenate([p.sa for p in parts])
         count = np.concatenate([p.count for p in parts])
         out = cls.from_codes(qi, sa, first.domains, first.m, weights=count)
-        return out.named(first.sa_name, first.qi_names, first.sa_labels, first.qi_labels)
+        return out.named(first.sa_name, first.qi_names, first.sa_labels, first.qi_labels, first.qi_numeric)
 
     # ---------------------------------------------------------- figures
     def __len__(self) -> int:
