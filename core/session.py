@@ -261,6 +261,44 @@ def undo(history: Sequence[Setting]) -> tuple[tuple[Setting, ...], Setting | Non
     return tuple(history[:-1]), history[-2]
 
 
+# ------------------------------------------------------------------ pins in a link
+def pins_text(pins: Sequence[Pin]) -> str:
+    """The pins as compact JSON for a link's ``pins=`` (names, mechanisms, parameters as text, seeds)."""
+    return json.dumps([p.to_json() for p in pins], ensure_ascii=False, separators=(",", ":"))
+
+
+def pins_from_text(text: str) -> tuple[Pin, ...]:
+    """Pins read back from :func:`pins_text`, checked as a session file's pins are, or one :class:`SessionError`.
+
+    Used for the link's ``pins=`` so a browser reload keeps the pins (the
+    decision record and the history are not in the link: their rationale
+    can be long; the saved session keeps them).
+    """
+    where = "the link's pins"
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        raise SessionError(f"Ignored from the link: {where} are not the JSON list the workbench writes.") from None
+    try:
+        raw = _expect(doc, list, "the pins entry", "link")
+        if len(raw) > MAX_PINS:
+            raise _fail("link", f"it holds {len(raw)} pins; at most {MAX_PINS} are allowed")
+        pins: list[Pin] = []
+        for i, p in enumerate(raw, 1):
+            p = _expect(p, dict, f"pin {i}", "link")
+            setting = _setting(p, f"pin {i}", "link", extra=["name"])
+            if "name" not in p:
+                raise _fail("link", f"pin {i} lacks 'name'")
+            try:
+                pins.append(Pin(check_pin_name(p["name"], pins), setting))
+            except SessionError as exc:
+                raise _fail("link", f"pin {i}: {str(exc).rstrip('.')}") from None
+    except SessionError as exc:
+        why = str(exc).removeprefix("'link' cannot be opened: ").split(". Nothing was changed")[0]
+        raise SessionError(f"Ignored from the link: {where} ({why}); pin the settings again.") from None
+    return tuple(pins)
+
+
 # ------------------------------------------------------------------ writing
 def dumps(session: Session) -> str:
     """The session as JSON text (keys in a fixed order, UTF-8, ends with a newline)."""

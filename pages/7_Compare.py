@@ -33,8 +33,9 @@ if data is None:
 pins = state.pins()
 if not pins:
     st.info("Nothing is pinned yet: on the Sanitize page, choose a mechanism and its parameters, then press "
-            "'Pin this setting'. Pin two or more to compare them here. After a browser reload the pins are gone "
-            "(a reload starts a new session): open the saved session on Home to bring them back.")
+            "'Pin this setting'. Pin two or more to compare them here. The address bar keeps the pins, so a "
+            "browser reload keeps them; the decision record and the history are kept only by the saved session "
+            "(Home).")
     st.page_link("pages/1_Sanitize.py", label="Go to the Sanitize page", icon=":material/science:")
     st.stop()
 
@@ -158,7 +159,8 @@ if ran:
 # ------------------------------------------------------------------ decision
 st.header("Decision record")
 st.caption("Which pinned setting is chosen, why, who reviewed it and when. It goes into the saved session "
-           "(Home page), the report and the manifest of the chosen release.")
+           "(Home page), the report and the manifest of the chosen release. A browser reload keeps the pins (the "
+           "address bar holds them) but not this record: save the session on Home to keep it.")
 decision = ss.get(state.DECISION)
 pin_names = [p.name for p in pins]
 # the form's text is kept in a plain key while it is being written, so a page switch loses nothing

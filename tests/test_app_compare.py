@@ -103,16 +103,43 @@ def test_compare_without_pins_says_what_to_do():
     at = app(COMPARE)
     no_exception(at)
     assert any("Nothing is pinned yet" in i.value for i in at.info)
-    # a reload empties the pins: the page says so instead of losing them silently
-    assert any("After a browser reload the pins are gone" in i.value and "open the saved session on Home" in i.value
-               for i in at.info)
+    # what a reload keeps and what it does not, said instead of lost silently
+    assert any("a browser reload keeps them" in i.value and "decision record and the history are kept only by the "
+               "saved session" in i.value for i in at.info)
 
 
-def test_pinning_says_a_reload_drops_the_pins_unless_the_session_is_saved():
+def test_pinning_says_what_a_reload_keeps():
     at = app(SANITIZE, query={"mech": "uniform", "seed": "1"})
     _pin(at, "kept")
     said = [plain(s.value) for s in at.success if "Pinned 'kept'" in plain(s.value)]
-    assert len(said) == 1 and "a reload starts a new one without them" in said[0] and "save the session on Home" in said[0]
+    assert len(said) == 1 and "The address bar keeps the pins across a reload" in said[0]
+    assert "the decision record and the history are kept by saving the session on Home" in said[0]
+
+
+def test_a_reload_keeps_the_pins_through_the_address_bar():
+    """A reload is a new session on the same URL: the pins come back from ``pins=``; the decision does not."""
+    at = app(SANITIZE, query={"mech": "splu", "gamma": "5", "seed": "3"})
+    _pin(at, "five, <b>bold</b>")
+    _gamma(at, 7)
+    _pin(at, "seven")
+    link = dict(at.query_params)
+    assert "pins" in link
+    again = app(SANITIZE, query={k: (v[-1] if isinstance(v, list) else v) for k, v in link.items()})
+    no_exception(again)
+    pins = again.session_state["wb_pins"]
+    assert [p.name for p in pins] == ["five, <b>bold</b>", "seven"]
+    assert [(p.setting.mechanism, p.setting.params["gamma"], p.setting.seed) for p in pins] == [("splu", 5, 3),
+                                                                                                ("splu", 7, 3)]
+    assert again.session_state["wb_decision"] is None and not again.warning
+
+
+def test_a_damaged_pins_link_is_one_note_and_no_pins():
+    at = app(SANITIZE, query={"mech": "uniform", "seed": "1",
+                              "pins": '[{"name":"x","mechanism":"nope","params":{},"seed":1}]'})
+    no_exception(at)
+    assert at.session_state["wb_pins"] == ()
+    said = [plain(w.value) for w in at.warning if "the link's pins" in plain(w.value)]
+    assert len(said) == 1 and "names the mechanism 'nope'" in said[0] and "pin the settings again" in said[0]
 
 
 @pytest.mark.slow

@@ -92,8 +92,14 @@ def test_pin_compare_undo_save_reload_and_reopen(server, browser, tmp_path):  # 
         assert doc["decision"]["chosen"] == "five" and doc["decision"]["reviewers"] == ["Ann", "Bob"]
         assert doc["table"]["name"] == "adult" and len(doc["history"]) >= 3
 
-        # a reload is a new session: the pins are gone until the session file is opened again
+        # a reload is a new session: the address bar brings the pins back, not the decision record
         page.reload()
+        assert _text(page, "5. Save this session", timeout=120)
+        assert "pins=" in _address(page)
+        _sidebar(page, "Compare")
+        assert _text(page, "Side by side", timeout=120)  # the three pins, from the link
+        assert _wait_for(lambda: page.get_by_text("Recorded:").count() == 0 and _text(page, "Decision record"), 60)
+        _sidebar(page, "Home")
         assert _text(page, "5. Save this session", timeout=120)
         page.get_by_text("Open a saved session").click()
         page.locator('[data-testid="stFileUploader"]').first.locator('input[type="file"]').set_input_files(str(saved))

@@ -302,3 +302,19 @@ def test_cli_report_session_refuses_bad_files_and_other_tables_writing_nothing(t
             "--param, --seed cannot be given with --session")
     # without a session the old flags are required, one sentence
     refused(["report", str(csv)], "give --sensitive, --mechanism (or --session FILE)")
+
+
+def test_pins_round_trip_through_link_text_and_bad_text_is_one_sentence():
+    pins = (S.Pin("five, ~ ;", S.Setting("splu", {"gamma": 5}, 3)),
+            S.Pin("UP", S.Setting("uniform", {"p": None, "rho1": 1 / 13}, 4)))
+    text = S.pins_text(pins)
+    assert S.pins_from_text(text) == pins and '"rho1":"1/13"' in text
+    for bad, why in (("{not json", "not the JSON list"), ('{"a":1}', "must be a list"),
+                     ('[{"name":"a","mechanism":"splu","params":{"gamma":"x"},"seed":1}]', "gamma"),
+                     ('[{"name":"a","mechanism":"splu","seed":1},{"name":"a","mechanism":"splu","seed":1}]',
+                      "exists already"),
+                     (json.dumps([{"name": f"p{i}", "mechanism": "splu", "seed": 1} for i in range(7)]), "at most 6")):
+        with pytest.raises(S.SessionError) as exc:
+            S.pins_from_text(bad)
+        msg = str(exc.value)
+        assert msg.startswith("Ignored from the link: the link's pins") and why in msg and msg.count(". ") <= 2, msg

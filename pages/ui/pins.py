@@ -25,8 +25,8 @@ def _pin() -> None:
         ss[_MESSAGE] = ("warning", str(exc))
         return
     ss[_MESSAGE] = ("success", f"Pinned '{pin.name}' ({len(state.pins())} of {MAX_PINS}); compare the pins on the "
-                               "Compare page. Pins live in this browser session: a reload starts a new one "
-                               "without them, so save the session on Home to keep them.")
+                               "Compare page. The address bar keeps the pins across a reload; the decision "
+                               "record and the history are kept by saving the session on Home.")
     ss["w_pin_name"] = ""
 
 

@@ -49,7 +49,11 @@ and read once, on a session's first run::
 
     ?data=adult&sa=occupation&qi=age,sex&band.age=10&mech=uniform&p=auto&rho1=1/13&rho2=1/6&seed=1
      &bound=splu-utility&bound.gamma=10&wl=seed000&wl.queries=5000&wl.max_attrs=3&wl.seed=0&cmp=uniform,dbr
-     &cmp.match=false
+     &cmp.match=false&pins=[{"name":"five","mechanism":"splu","params":{"gamma":"5"},"seed":1}]
+
+The pins travel in the link (``pins=``, :func:`core.session.pins_text`),
+so a reload keeps them; the decision record and the history do not (a
+rationale can be long): the saved session keeps those.
 
 Parameter values use :func:`pages.ui.fmt.param_text` (fractions such as
 ``1/13`` and ``ln(3)`` stay exact and readable) and are parsed back with
@@ -71,7 +75,8 @@ from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
 
-from core.session import Pin, Session, Setting, TableRef, add_pin, record, undo
+from core.session import (Pin, Session, SessionError, Setting, TableRef, add_pin, pins_from_text, pins_text, record,
+                          undo)
 
 from .fmt import param_text
 
@@ -109,7 +114,7 @@ DEFAULT_SEED = 1
 MAX_SEED = 2**31 - 1
 
 #: query-parameter names used for the shared state (mechanism parameters use their own names)
-RESERVED = {"data", "sa", "qi", "mech", "seed", "bound", "wl", "cmp", "to"}
+RESERVED = {"data", "sa", "qi", "mech", "seed", "bound", "wl", "cmp", "to", "pins"}
 #: query parameters owned by one page (the Guided tour's ``step``) or by Streamlit itself (``embed``)
 OTHER_KEYS = {"step", "embed", "embed_options"}
 
@@ -471,6 +476,8 @@ def url_params() -> dict[str, str]:
         out[f"to.{key}"] = param_text(value)
     if t.get("mechanisms") is not None:
         out["to"] = ",".join(t["mechanisms"])
+    if pins():  # a reload keeps the pins (the decision record and history are in the saved session only)
+        out["pins"] = pins_text(pins())
     return out
 
 
@@ -692,6 +699,11 @@ def restore(query: Mapping[str, Any]) -> list[str]:
         if unknown:
             notes.append(f"Ignored from the link: no mechanism named {', '.join(unknown)}.")
         t["mechanisms"] = [c for c in chosen if c in MECHANISMS]
+    if "pins" in q:
+        try:
+            ss[PINS] = pins_from_text(q["pins"])
+        except SessionError as exc:
+            notes.append(str(exc))
     unread = [k for k in q if k not in used]
     if unread:
         owner = MECHANISMS[mech].title if mech in MECHANISMS else "the current mechanism"
