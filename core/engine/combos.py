@@ -241,6 +241,41 @@ class Combos:
         raise ValueError(f"unknown rank key {rank_by!r}")
 
 
+class LazyCombos:
+    """A table's summary that computes the combinations only when a plan reads them.
+
+    ``n``, ``m``, ``domains``, ``sa_counts``, the names and the labels come
+    straight from the dataset (one ``bincount``); anything else
+    (``qi``, ``sa``, ``count``, ``qi_groups()``, ``records()`` ...) builds
+    :meth:`Combos.of` on first use.  The local engine passes this to
+    ``Mechanism.plan``, so UP and DBR never pay for the group-by.
+    """
+
+    def __init__(self, data):
+        self._data = data
+        self.n, self.m = int(data.n), int(data.m)
+        self.domains = tuple(int(d) for d in data.domains)
+        self.sa_name, self.qi_names = data.sa, tuple(data.qi)
+        self.sa_labels, self.qi_labels = data.sa_labels, tuple(data.qi_labels)
+
+    @cached_property
+    def sa_counts(self) -> np.ndarray:
+        return np.bincount(np.asarray(self._data.sa_codes), minlength=self.m).astype(np.int64)
+
+    @property
+    def combos(self) -> Combos:
+        """The full :class:`Combos` (built once, memoised per dataset)."""
+        return Combos.of(self._data)
+
+    def __len__(self) -> int:
+        return len(Combos.of(self._data))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(Combos.of(self._data), name)
+
+
 class _Keys:
     """Sorted distinct code tuples and a lookup of records into them (exact, no hashing collisions).
 
@@ -276,4 +311,4 @@ class _Keys:
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-__all__ = ["Combos"]
+__all__ = ["Combos", "LazyCombos"]

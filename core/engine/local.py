@@ -31,7 +31,7 @@ import numpy as np
 
 from .. import rng as _rng
 from ..release import CodedTable, Published
-from .combos import Combos
+from .combos import Combos, LazyCombos
 from .protocol import Chunk, Plan, add_tallies, ranks
 
 #: records per batch by default (about 40 MB of codes and draws per batch on a census table)
@@ -214,10 +214,13 @@ def record_order(seed: int, n: int, keep: np.ndarray | None = None) -> np.ndarra
 
 
 def publish(data, mechanism, values: Mapping[str, Any], seed: int, batch_rows: int | None = None) -> Published:
-    """Plan from the table's :class:`Combos`, apply in batches, publish (the local engine's release)."""
-    combos = Combos.of(data)
-    plan = mechanism.plan(combos, values, seed)
-    return run(data, plan, batch_rows, combos)
+    """Plan from the table's summary, apply in batches, publish (the local engine's release).
+
+    The summary is a :class:`core.engine.combos.LazyCombos`: the
+    combinations are counted only if the plan or the ranks need them.
+    """
+    plan = mechanism.plan(LazyCombos(data), values, seed)
+    return run(data, plan, batch_rows)
 
 
 __all__ = ["DEFAULT_BATCH", "parts_bits", "published_order", "part_bounds", "chunks", "run", "record_order",

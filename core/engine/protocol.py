@@ -218,7 +218,9 @@ def ranks(key: np.ndarray, n_keys: int, before: np.ndarray | None = None) -> tup
     counts = np.bincount(key, minlength=n_keys).astype(np.int64)
     if n == 0:
         return np.zeros(0, dtype=np.int64), counts
-    order = np.argsort(key, kind="stable")
+    # a stable sort of 16-bit keys is a radix sort (about 10x faster than sorting int64 keys)
+    small = key.astype(np.uint16) if n_keys <= 1 << 16 else key
+    order = np.argsort(small, kind="stable")
     first = np.cumsum(counts) - counts  # where each key's run starts in ``order``
     rank = np.empty(n, dtype=np.int64)
     rank[order] = np.arange(n, dtype=np.int64) - first[key[order]]

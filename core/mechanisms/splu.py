@@ -161,7 +161,9 @@ class DecoyLayout:
     ``P = start[v] + t`` with ``t = k`` (``"sorted"``) or ``t = pi_v(k)``, a
     keyed random permutation of the run (``"random"``, purpose
     ``"splu/run"``: which records of a value land in a straddling part or
-    the residue is random).  Positions ``c r .. (c+1) r - 1`` form column
+    the residue is random; only values whose run is cut by a column
+    boundary or the residue are permuted, since inside one column the
+    column's row permutation already places the value's records at random).  Positions ``c r .. (c+1) r - 1`` form column
     ``c`` (``r = N // gamma``); the record at column index ``i`` joins group
 
     * ``"sorted"``: ``P mod r`` (MECHANISMS.md section 1, step 2);
@@ -202,6 +204,10 @@ class DecoyLayout:
         self.over_idx: dict[int, np.ndarray] = {}   # column -> overridden indices (sorted)
         self.over_row: dict[int, np.ndarray] = {}   # ... and their rows
         self.residual_rows = np.zeros(0, dtype=np.int64)
+        # values whose run is cut (by a column boundary or the residue): only their records' order inside the
+        # run decides anything, since every column's rows are permuted anyway
+        end = self.start + counts
+        self.split = (counts > 0) & ((self.start // r != (end - 1) // r) | (end > self.main))
         if self.mixed:
             self._fix_straddles()
             self._place_residue()
@@ -216,17 +222,21 @@ class DecoyLayout:
         rank = np.asarray(rank, dtype=np.int64)
         if not self.mixed:
             return self.start[sa] + rank
-        return self.start[sa] + permute(self.seed, f"{self.prefix}/run", sa, rank, self.counts[sa])
+        out = self.start[sa] + rank
+        mix = np.flatnonzero(self.split[sa])
+        if len(mix):
+            out[mix] = self.start[sa[mix]] + permute(self.seed, f"{self.prefix}/run", sa[mix], rank[mix],
+                                                     self.counts[sa[mix]])
+        return out
 
     def row(self, c, i: np.ndarray) -> np.ndarray:
         """Group of column ``c``'s index ``i`` (mixed layout), overrides applied."""
         c = np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(i))
         out = permute(self.seed, f"{self.prefix}/column", c, i, self.r)
-        for col in np.unique(c):
-            idx = self.over_idx.get(int(col))
-            if idx is None:
-                continue
+        for col, idx in self.over_idx.items():
             sel = np.flatnonzero(c == col)
+            if not len(sel):
+                continue
             j = np.searchsorted(idx, i[sel])
             hit = (j < len(idx)) & (idx[np.minimum(j, len(idx) - 1)] == i[sel])
             out[sel[hit]] = self.over_row[int(col)][j[hit]]
@@ -236,12 +246,11 @@ class DecoyLayout:
         """The index in column ``c`` whose group is ``g`` (inverse of :meth:`row`)."""
         c = np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(g))
         out = unpermute(self.seed, f"{self.prefix}/column", c, g, self.r)
-        for col in np.unique(c):
-            rows = self.over_row.get(int(col))
-            if rows is None:
+        for col, rows in self.over_row.items():
+            sel = np.flatnonzero(c == col)
+            if not len(sel):
                 continue
             by_row = np.argsort(rows)
-            sel = np.flatnonzero(c == col)
             j = np.searchsorted(rows[by_row], g[sel])
             jj = np.minimum(j, len(rows) - 1)
             hit = (j < len(rows)) & (rows[by_row][jj] == g[sel])
