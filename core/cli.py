@@ -599,6 +599,7 @@ def _sanitize_session(args) -> dict[str, Any]:
     session, frame, path = _read_session(args)
     notes: list[str] = []
     from . import rng
+    from .errors import DataError
 
     if args.randomness is not None and args.randomness != rng.VERSION:
         raise DataError(rng.mismatch(args.randomness, "The release asked for with --randomness",
@@ -1026,6 +1027,12 @@ def _report_session(args) -> dict[str, Any]:
         mechanisms.get(n)
     out_path = _out_html(args)
     session, frame, path = _read_session(args)
+    from . import rng
+
+    differs = rng.mismatch(session.randomness, f"The session '{path.name}'",
+                           "the report shows this version's releases of its settings")
+    if differs:
+        print(f"note: {differs}", file=sys.stderr)
     if session.decision is not None:
         chosen = session.pin(session.decision.chosen).setting
         decision = session.decision.to_json(session.pins)

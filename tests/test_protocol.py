@@ -300,3 +300,68 @@ def test_splu_draw_keeps_own_value_with_p_and_spreads_the_rest_over_the_group(ad
     # the published counts of each value: expected f_v p + (1 - p) * (records of other values whose group has v) / 4
     assert stats.chisquare(np.bincount(out, minlength=adult.m) + 1,
                            adult.sa_counts + 1).pvalue > 1e-6  # SPLU keeps value totals close (Theorem 2)
+
+
+# ---------------------------------------------------------------- randomness versions on the way back in
+def test_a_command_of_another_randomness_version_is_refused_in_one_sentence(tmp_path, capsys):
+    from core import cli
+
+    csv = tmp_path / "t.csv"
+    _dataset(60).frame().to_csv(csv, index=False)
+    base = ["sanitize", str(csv), "--sensitive", "s", "--qi", "a", "b", "--mechanism", "uniform", "--seed", "3"]
+    code = cli.main(base + ["--randomness", "0", "--out", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "randomness version 0" in err and err.count("\n") == 1
+    assert not (tmp_path / "r.csv").exists()
+    # the manifest's own command (with this version's number) runs and writes the same release
+    assert cli.main(base + ["--out", str(tmp_path / "a.csv")]) == 0
+    man = json.loads((tmp_path / "a.manifest.json").read_text())
+    assert f"--randomness {rng.VERSION}" in man["reproduce"]
+    assert cli.main(base + ["--randomness", str(rng.VERSION), "--out", str(tmp_path / "b.csv")]) == 0
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+
+
+def test_a_session_of_another_randomness_version_says_so(tmp_path, capsys):
+    from core import cli, session as S
+
+    t = table.load_table("adult")
+    s = S.Session(S.TableRef("sample", "adult", t.content_hash, len(t)), "occupation", ("age", "sex"),
+                  S.Setting("uniform", {"p": 0.5}, 3))
+    text = S.dumps(s)
+    assert json.loads(text)["randomness"] == rng.VERSION and S.read(text.encode(), "s.json")[0] == s
+    doc = json.loads(text)
+    del doc["randomness"]  # a file saved before the version was recorded
+    old = tmp_path / "old.workbench.json"
+    old.write_text(json.dumps(doc), encoding="utf-8")
+    assert S.read(old.read_bytes(), old.name)[0].randomness == 0
+    code = cli.main(["sanitize", "--session", str(old), "--out", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "randomness version 0" in err
+    assert f"--randomness {rng.VERSION}" in err and not (tmp_path / "r.csv").exists()
+    code = cli.main(["sanitize", "--session", str(old), "--randomness", str(rng.VERSION),
+                     "--out", str(tmp_path / "r.csv")])
+    err = capsys.readouterr().err
+    assert code == 0 and "writes this version's release of a session saved with randomness version 0" in err
+    bad = dict(doc, randomness="one")
+    with pytest.raises(S.SessionError):
+        S.read(json.dumps(bad).encode(), "bad.json")
+
+
+@pytest.mark.slow
+def test_home_opens_an_older_session_with_one_warning_that_it_draws_differently():
+    from conftest import app, no_exception, plain
+    from core import session as S
+
+    adult = table.load_table("adult")
+    s = S.Session(S.TableRef("sample", "adult", adult.content_hash, len(adult)), "occupation", ("age", "sex"),
+                  S.Setting("uniform", {"p": 0.5}, 3), pins=(S.Pin("half", S.Setting("uniform", {"p": 0.5}, 3)),))
+    doc = s.to_json()
+    doc["randomness"] = 0
+    at = app()
+    at.file_uploader(key="w_session_file").set_value(("old.workbench.json", json.dumps(doc).encode(),
+                                                      "application/json")).run()
+    no_exception(at)
+    assert not at.error and not at.success and len(at.warning) >= 1
+    text = [plain(w.value) for w in at.warning if "Opened 'old.workbench.json'" in plain(w.value)]
+    assert len(text) == 1 and "randomness version 0" in text[0] and "draws differently" in text[0]
+    assert [p.name for p in at.session_state["wb_pins"]] == ["half"]  # still opened
