@@ -257,6 +257,7 @@ class LazyCombos:
         self.domains = tuple(int(d) for d in data.domains)
         self.sa_name, self.qi_names = data.sa, tuple(data.qi)
         self.sa_labels, self.qi_labels = data.sa_labels, tuple(data.qi_labels)
+        self.qi_numeric = tuple(bool(x) for x in getattr(data, "qi_numeric", ()))
 
     @cached_property
     def sa_counts(self) -> np.ndarray:
