@@ -408,13 +408,10 @@ def _dask_options(args) -> dict[str, Any]:
     from .engine import dask as dk
     from .errors import DataError
 
-    if args.band:
-        raise DataError("--band is not available on the Dask engine yet; band the column in the Parquet files, or "
-                        "use --engine local.")
     rows = args.partition_rows if args.partition_rows is not None else dk.PARTITION_ROWS
     if rows < 1:
         raise DataError(f"--partition-rows must be a positive number of rows. Got {rows}.")
-    return {"scheduler": args.scheduler, "partition_rows": rows, "options": _read_options(args)}
+    return {"scheduler": args.scheduler, "partition_rows": rows, "options": _read_options(args), "bands": _bands(args)}
 
 
 def _bands(args):

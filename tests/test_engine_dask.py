@@ -121,6 +121,19 @@ def test_same_release_on_both_engines(table_dir, cluster, tmp_path, capsys, smal
     assert not _leftovers(tmp_path)
 
 
+def test_banded_qis_same_release_on_both_engines(table_dir, cluster, tmp_path, capsys):
+    bands = ["--band", "age=q4", "--band", "edu=5"]
+    rc, _, err = _sanitize(capsys, table_dir, tmp_path / "local", "mondrian", *bands)
+    assert rc == 0, err
+    rc, _, err = _sanitize(capsys, table_dir, tmp_path / "dask", "mondrian", *bands, "--engine", "dask",
+                           "--scheduler", cluster, "--partition-rows", 500)
+    assert rc == 0, err
+    assert _files(tmp_path / "dask") == _files(tmp_path / "local")
+    manifest = json.loads((tmp_path / "dask" / "manifest.json").read_text())
+    assert manifest["input"]["bands"] == {"age": {"method": "quantiles", "count": 4},
+                                          "edu": {"method": "width", "width": 5}}
+
+
 def test_release_does_not_depend_on_partitions(table_dir, cluster, tmp_path, capsys, small_parts):
     for rows in (300, 100_000):
         rc, _, err = _sanitize(capsys, table_dir, tmp_path / f"p{rows}", "uniform", "--engine", "dask",

@@ -486,6 +486,7 @@ class Bound:
     qi_numeric: tuple[bool, ...]
     rows: int              # rows read
     summary: Any           # Combos of the whole table
+    bands: tuple = ()      # the Banding of each banded QI, in QI order
 
     @property
     def n(self) -> int:
@@ -557,13 +558,43 @@ def _final_labels(labels: np.ndarray, numeric: bool, present: np.ndarray) -> tup
     return final, remap.astype(code_dtype(len(final)))
 
 
+def band_codes(band, labels: np.ndarray, numeric: bool, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A banded QI from its distinct values and their counts: (band code of each value, band labels).
+
+    The same bands as :meth:`core.data.banding.Banding.apply` on the kept
+    rows: edges from the values (quantile bands from the values' counts),
+    each value's band by ``searchsorted``, and only the bands some row falls
+    in, in band order (as :func:`core.table.encode` encodes the banded column).
+    """
+    import pandas as pd
+
+    if not numeric:
+        sample = next((str(v) for v in labels[:1]), "")
+        raise DataError(f"'{band.column}' is not numeric (values like '{sample}'), so it cannot be banded; "
+                        "band only numeric QI columns.")
+    values = np.asarray(labels, dtype=float)
+    if band.method == "quantiles":  # the edges depend on how many rows hold each value
+        edges = band.edges(np.repeat(values, present))
+    else:
+        edges = band.edges(values)
+    names = band.labels(edges)
+    idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(names) - 1)
+    used = np.zeros(len(names), dtype=bool)
+    used[idx] = True
+    new = np.cumsum(used) - 1
+    return new[idx], np.asarray([str(v) for v in np.asarray(names, dtype=object)[used]], dtype=object)
+
+
 def bind(client, source, sa: str, qi: Sequence[str], options=None,
-         partition_rows: int = PARTITION_ROWS) -> Bound:
+         partition_rows: int = PARTITION_ROWS, bands: Mapping[str, Any] | None = None) -> Bound:
     """Read, normalise and encode the chosen columns on the cluster; count their combinations.
 
-    Raises DataError as :func:`core.table.bind` does (nothing left after
-    dropping rows with missing values, an SA with one value or one per row).
+    ``bands``: ``{column: Banding}`` of numeric QIs, applied as
+    :func:`core.table.bind` applies them (:func:`band_codes`).  Raises
+    DataError as :func:`core.table.bind` does (nothing left after dropping
+    rows with missing values, an SA with one value or one per row).
     """
+    from ..data.load import code_dtype
 
     from .combos import Combos
 
@@ -601,9 +632,15 @@ def bind(client, source, sa: str, qi: Sequence[str], options=None,
         raise DataError(f"Every row has a missing value in the chosen columns ({clip(', '.join(columns), 200)}); "
                         "choose other columns.")
     finals, remaps = [], []
-    for j in range(len(columns)):
+    bands = dict(bands or {})
+    for j, c in enumerate(columns):
         present = np.sum([cnt[j] for _, cnt in counts], axis=0)
         final, remap = _final_labels(labels_all[j], numeric[j], present)
+        if c in bands:
+            to_band, final = band_codes(bands[c], final, numeric[j], present[present > 0])
+            at = np.clip(remap.astype(np.int64), 0, len(to_band) - 1)  # labels no kept row holds map anywhere
+            remap = to_band[at].astype(code_dtype(len(final)))
+            numeric[j] = False
         finals.append(final)
         remaps.append(remap)
     sa_labels = finals[-1]
@@ -624,7 +661,8 @@ def bind(client, source, sa: str, qi: Sequence[str], options=None,
     starts = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
     return Bound(source=source, sa=sa, qi=qi, pieces=pieces, encoded=encoded, starts=starts, sizes=kept,
                  sa_labels=sa_labels, qi_labels=tuple(finals[:-1]), qi_numeric=tuple(numeric[:-1]),
-                 rows=sum(p.rows for p in pieces), summary=summary)
+                 rows=sum(p.rows for p in pieces), summary=summary,
+                 bands=tuple(bands[c] for c in qi if c in bands))
 
 
 class SummaryData:
@@ -649,7 +687,7 @@ class SummaryData:
         self.qi_labels = tuple(bound.qi_labels)
         self.qi_numeric = tuple(bound.qi_numeric)
         self.rows_dropped = bound.rows_dropped
-        self.bands = ()
+        self.bands = tuple(bound.bands)
         self.table = None
         self.row_index = None
         self.combos = summary
@@ -659,10 +697,11 @@ class SummaryData:
 
     @property
     def key(self) -> str:
-        return f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+        key = f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+        return key + ("|" + ";".join(b.text() for b in self.bands) if self.bands else "")
 
     def band_specs(self) -> dict:
-        return {}
+        return {b.column: b.spec() for b in self.bands}
 
     @property
     def sa_counts(self) -> np.ndarray:
@@ -783,6 +822,19 @@ class Outcome:
     run: dict[str, Any]
 
 
+def check_bands(bands: Mapping[str, Any] | None, sa: str, qi: Sequence[str]) -> dict:
+    """``--band`` settings as :func:`core.table.bind` checks them: only QI columns (numeric: checked on reading)."""
+    from ..data import banding as _banding
+
+    bands = _banding.normalise(bands)
+    for col in bands:
+        if col == sa:
+            raise DataError(f"'{col}' is the sensitive attribute; only QI columns can be banded.")
+        if col not in qi:
+            raise DataError(f"'{col}' is banded but is not a QI column; add it to the QIs or drop its band.")
+    return bands
+
+
 def refuse_unplanned(mech) -> None:
     """One sentence when ``mech`` cannot run on the Dask engine (no plan from counts)."""
     if not getattr(mech, "planned", False):
@@ -834,7 +886,7 @@ def table_labels(plan, bound: Bound) -> dict[str, Any]:
 def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, seed: int | None,
              out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
              manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None,
-             require=None) -> Outcome:
+             require=None, bands: Mapping[str, Any] | None = None) -> Outcome:
     """Sanitize a Parquet dataset on Dask and write the release folder (parts, manifest.json, run.json).
 
     The release is the local engine's, record by record, and the part
@@ -872,7 +924,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     with _write.atomic_path(out, folder=True) as tmp, connect(scheduler) as client, \
             failures(scheduler, partition_rows):
         stages = {"cluster": time.perf_counter() - t0}
-        bound = bind(client, source, sa, qi, options, partition_rows)
+        bound = bind(client, source, sa, qi, options, partition_rows, check_bands(bands, sa, qi))
         stages["read and encode"] = time.perf_counter() - t0 - sum(stages.values())
         summary = bound.summary.named(sa, qi, bound.sa_labels, bound.qi_labels)
         data = SummaryData(bound, summary)
@@ -986,7 +1038,8 @@ def release_rows_task(result, names: Sequence[str]):
 
 
 def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, kind, settings,
-             seed: int, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None):
+             seed: int, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
+             bands: Mapping[str, Any] | None = None):
     """A count workload's true answers and estimates on Dask: ``(Evaluation, SummaryData, run)``.
 
     Both are group-by aggregations on the cluster: the input's
@@ -1014,7 +1067,7 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     source = open_input(spec, [*qi, sa], options)
     token = uuid.uuid4().hex[:8]
     with connect(scheduler) as client, failures(scheduler, partition_rows):
-        bound = bind(client, source, sa, qi, options, partition_rows)
+        bound = bind(client, source, sa, qi, options, partition_rows, check_bands(bands, sa, qi))
         summary = bound.summary.named(sa, qi, bound.sa_labels, bound.qi_labels)
         data = SummaryData(bound, summary)
         mech.check(data, values)
