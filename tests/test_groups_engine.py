@@ -18,7 +18,7 @@ from core import mechanisms, release as rel, shuffle, table
 from core.partition import distinct_value_groups
 
 
-def _dataset(n=3000, seed=0, m=12, weights=None):
+def _dataset(n=1200, seed=0, m=12, weights=None):
     g = np.random.default_rng(seed)
     p = np.linspace(1, 2, m) if weights is None else np.asarray(weights, dtype=float)
     m = len(p)
