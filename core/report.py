@@ -503,12 +503,15 @@ def pin_results(data: Dataset, pins: Sequence[Mapping[str, Any]], workload: Work
             out.append(row)
             continue
         try:
-            v = mechanisms.verdict(data, mech.name, raw, row["seed"], suggest=False)
-            row["verdict"] = v
-            if not v.runs:
-                row["problem"] = v.reason
-                out.append(row)
-                continue
+            try:
+                mech.check(data, mech.resolve(raw))
+            except WorkbenchError:  # not eligible: the cannot-run verdict says why (it sanitizes nothing)
+                v = mechanisms.verdict(data, mech.name, raw, row["seed"], suggest=False)
+                row["verdict"] = v
+                if not v.runs:
+                    row["problem"] = v.reason
+                    out.append(row)
+                    continue
             release = mechanisms.sanitize(data, mech.name, raw, row["seed"])
             row["verdict"] = v = mechanisms.judge(data, release, suggest=False)
             ev = evaluate_release(release, workload)
