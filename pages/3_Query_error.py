@@ -68,9 +68,12 @@ if kind == "joint":  # only SPLU-Gen publishes two sensitive attributes (core.ev
 explicit = q.get("compare")  # None: follow the mechanism chosen on the Sanitize page
 state.seed_widget("w_q_compare", [n for n in (explicit if explicit is not None else auto_compare) if n in names],
                   lambda v: all(n in names for n in v))
-compare = st.multiselect(
-    f"Mechanisms to compare: {chosen_title} (chosen on the Sanitize page) and the baselines its paper compares "
-    "it with, unless you change the list", names, key="w_q_compare", format_func=lambda n: MECHANISMS[n].title)
+compare_label = (f"Mechanisms to compare: {chosen_title} (chosen on the Sanitize page) and the baselines its paper "
+                 "compares it with, unless you change the list")
+if kind == "joint":
+    compare_label = ("Mechanisms to compare: SPLU-Gen, the only one that publishes two sensitive attributes, unless "
+                     "you change the list (others are left out with the reason)")
+compare = st.multiselect(compare_label, names, key="w_q_compare", format_func=lambda n: MECHANISMS[n].title)
 q["compare"] = None if list(compare) == auto_compare else list(compare)
 state.seed_widget("w_q_match", bool(q.get("match", True)), lambda v: isinstance(v, bool))
 match = st.toggle(

@@ -133,6 +133,7 @@ def test_query_error_page_opens_fig12_and_shows_the_joint_error_by_band():
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert at.multiselect(key="w_q_compare").value == ["splu"]
+    assert at.multiselect(key="w_q_compare").label.startswith("Mechanisms to compare: SPLU-Gen, the only one")
     table = frame_with(at, "band")
     assert table["band"].tolist()[:2] == ["small counts (1-10)", "[0.1%, 0.2%)"]
     col = mechanisms.MECHANISMS["splu"].title
