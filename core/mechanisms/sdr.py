@@ -551,9 +551,14 @@ def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.
     from .. import shuffle
 
     sa = np.asarray(sa, dtype=np.int64)
-    total = pl.counts.sum(axis=0)
-    pos = shuffle.permute(seed, "sdr/deal", sa, rank, total[sa])
-    return shuffle.deal(pl.counts, sa, pos)
+    held = pl.counts > 0
+    sub = np.argmax(held, axis=0)[sa]  # a value held by one sub-table needs no draw
+    mixed = np.flatnonzero(held.sum(axis=0)[sa] > 1)
+    if len(mixed):
+        x = sa[mixed]
+        pos = shuffle.permute(seed, "sdr/deal", x, np.asarray(rank)[mixed], pl.counts.sum(axis=0)[x])
+        sub[mixed] = shuffle.deal(pl.counts, x, pos)
+    return sub
 
 
 def perturb_subtables(pl: Plan, seed: int, start: int, sa: np.ndarray, sub: np.ndarray) -> np.ndarray:
