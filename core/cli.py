@@ -602,7 +602,8 @@ def _sanitize_session(args) -> dict[str, Any]:
         raise DataError(rng.mismatch(args.randomness, "The release asked for with --randomness",
                                      "run it with the workbench version that wrote it"))
     problem = rng.mismatch(session.randomness, f"The session '{path.name}'",
-                           f"give --randomness {rng.VERSION} to write this version's release of its setting anyway")
+                           f"give --randomness {rng.VERSION} to write this version's release of its setting anyway",
+                           verb="was saved with")
     if problem and args.randomness is None:
         raise DataError(problem)
     if problem:
@@ -1027,7 +1028,7 @@ def _report_session(args) -> dict[str, Any]:
     from . import rng
 
     differs = rng.mismatch(session.randomness, f"The session '{path.name}'",
-                           "the report shows this version's releases of its settings")
+                           "the report shows this version's releases of its settings", verb="was saved with")
     if differs:
         print(f"note: {differs}", file=sys.stderr)
     if session.decision is not None:

@@ -70,17 +70,18 @@ def choices(seed: int, purpose: str, start: int, n: int, k) -> np.ndarray:
     return np.minimum(out, np.asarray(k, dtype=np.int64) - 1)
 
 
-def mismatch(version, what: str, way: str = "") -> str | None:
+def mismatch(version, what: str, way: str = "", verb: str = "was drawn with") -> str | None:
     """One sentence when ``what`` (a manifest, a session file) was drawn with another randomness version, else None.
 
     ``version`` is the recorded ``randomness`` (None or 0: written before
     it was recorded, by a version that drew with numpy generators).
-    ``way`` is the way forward, appended after a semicolon.
+    ``way`` is the way forward, appended after a semicolon; ``verb`` joins
+    ``what`` to the version (``"was saved with"`` for a session).
     """
     v = 0 if version is None else version
     if v == VERSION:
         return None
-    return (f"{what} was drawn with randomness version {v} and this workbench draws differently (version "
+    return (f"{what} {verb} randomness version {v} and this workbench draws differently (version "
             f"{VERSION}), so the same seed would give a different release here"
             + (f"; {way}" if way else "") + ".")
 

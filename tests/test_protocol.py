@@ -209,8 +209,8 @@ def test_manifest_records_randomness_and_the_command_carries_it(adult):
 
 def test_randomness_mismatch_is_one_sentence():
     assert rng.mismatch(rng.VERSION, "x") is None
-    text = rng.mismatch(None, "The session 'a.json'", "give --randomness 1")
-    assert text.startswith("The session 'a.json' was drawn with randomness version 0") and text.endswith(".") and ". " not in text
+    text = rng.mismatch(None, "The session 'a.json'", "give --randomness 1", verb="was saved with")
+    assert text.startswith("The session 'a.json' was saved with randomness version 0") and text.endswith(".") and ". " not in text
 
 
 def test_dbr_draws_from_the_table_distribution(adult):

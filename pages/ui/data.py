@@ -521,6 +521,6 @@ def open_session(data: bytes, filename: str) -> tuple[str, str]:
     n = len(session.pins)
     opened = (f"Opened '{filename}': {session.table.describe()}, {len(session.history)} settings in the "
               f"history, {n} pin{'s' if n != 1 else ''}" + (", a decision record" if session.decision else "") + ".")
-    differs = rng.mismatch(session.randomness, "Its releases",
-                           "the settings, pins and decision are kept, the releases shown here are this version's")
+    differs = rng.mismatch(session.randomness, "The session", "its settings, pins and decision are kept and "
+                           "the releases shown here are this version's", verb="was saved with")
     return ("warning", f"{opened} {differs}") if differs else ("success", opened)
