@@ -263,14 +263,14 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
 
     ``out`` ending in ``.csv`` / ``.parquet`` is one file; ``out`` without an
     extension is a folder: a Parquet dataset (``part-00000.parquet`` ... and
-    ``manifest.json``) for a mechanism publishing one table, one CSV per
-    table (and ``manifest.json``) for a mechanism publishing several.  The
+    ``_manifest.json``) for a mechanism publishing one table, one CSV per
+    table (and ``_manifest.json``) for a mechanism publishing several.  The
     tables are written from their codes in batches (:mod:`core.data.write`:
     dictionary-encoded Parquet, CSV with formula-like text cells
     neutralised), each into a temporary name renamed at the end, so no
     partial release is left behind.  The manifest goes to ``manifest`` or,
     by default, beside a file as ``<name>.manifest.json`` and into a
-    folder as ``manifest.json``.  Returns the paths written.  Refuses to
+    folder as ``_manifest.json`` (:data:`core.data.write.MANIFEST_NAME`).  Returns the paths written.  Refuses to
     write into a path that exists as the wrong kind (a file where a folder
     is needed and vice versa), or into a folder holding other files.
     """
@@ -290,7 +290,7 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
                         f"an extension (e.g. '{out.with_suffix('')}'), not '{out.name}'.")
     man_bytes = manifest_bytes(release, decision)
     inside = manifest is None
-    extra = {"manifest.json": man_bytes} if inside else {}
+    extra = {_write.MANIFEST_NAME: man_bytes} if inside else {}
     if len(release.tables) == 1 and out.suffix:
         if out.is_dir():
             raise DataError(f"'{out}' is a folder; give a file name ending in .csv or .parquet.")
@@ -313,7 +313,7 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
         table = release.main_table
         bounds = None if release.parts is None else list(release.parts[1:-1])
         written += [p for p in _write.write_dataset(out, table.columns, table.labels, bounds=bounds, extra=extra)
-                    if p.name != "manifest.json"]
+                    if p.name != _write.MANIFEST_NAME]
     else:
         with _write.atomic_path(out, folder=True) as tmp:
             for name, table in release.tables.items():
@@ -325,7 +325,7 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
             for name, data in extra.items():
                 (tmp / name).write_bytes(data)
     if inside:
-        written.append(out / "manifest.json")
+        written.append(out / _write.MANIFEST_NAME)
     else:
         man = Path(manifest)
         with _write.atomic_path(man) as tmp:

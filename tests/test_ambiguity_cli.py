@@ -15,8 +15,8 @@ def test_ambiguity_sanitize_writes_one_at_per_qi_and_st(tmp_path):
                          "--param", "beta=1/7", "--seed", "3", "--out", out, "--json"))
     names = sorted(p.name for p in out.iterdir())
     assert names == sorted([f"at_{c}.csv" for c in ("age", "workclass", "education", "marital_status", "race",
-                                                    "sex", "native_country")] + ["st.csv", "manifest.json"])
-    man = json.loads((out / "manifest.json").read_text())
+                                                    "sex", "native_country")] + ["st.csv", "_manifest.json"])
+    man = json.loads((out / "_manifest.json").read_text())
     priv = man["privacy"]
     assert {"max_presence", "max_association", "groups", "unplaced"} <= set(priv)
     assert priv["unplaced"] == 0 and priv["max_presence"] <= 0.1 and priv["max_association"] <= 1 / 7 + 1e-12
@@ -32,8 +32,8 @@ def test_priview_sanitize_writes_at_and_st_and_reports_both_theorem6_and_exact(t
     out = tmp_path / "pv"
     ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "priview", "--param", "beta=1/7",
        "--param", "alpha=1/7", "--param", "split=sex", "--seed", "3", "--out", out)
-    assert sorted(p.name for p in out.iterdir()) == ["at.csv", "manifest.json", "st.csv"]
-    man = json.loads((out / "manifest.json").read_text())
+    assert sorted(p.name for p in out.iterdir()) == ["_manifest.json", "at.csv", "st.csv"]
+    man = json.loads((out / "_manifest.json").read_text())
     assert man["published"]["split"] == "sex"
     assert list(pd.read_csv(out / "st.csv").columns) == ["gid", "sex", "occupation", "count"]
     assert len(pd.read_csv(out / "at.csv")) == 45222

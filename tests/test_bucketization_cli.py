@@ -17,7 +17,7 @@ def test_sanitize_writes_qit_st_and_manifest_and_reproduces(tmp_path):
                          "--param", "theta=8", "--param", "sizes=two", "--param", "overrides=Tech-support=0.05",
                          "--seed", "3", "--out", out, "--json"))
     man = info["manifest"]
-    assert sorted(p.name for p in out.iterdir()) == ["manifest.json", "qit.csv", "st.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["_manifest.json", "qit.csv", "st.csv"]
     assert man["published"]["bucket_setting"][-1][0] >= 45 and man["published"]["l_equivalent"] == 45
     assert man["privacy"]["every_bucket_meets_fprime"] is True
     qit, st = pd.read_csv(out / "qit.csv"), pd.read_csv(out / "st.csv")

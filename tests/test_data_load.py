@@ -218,9 +218,9 @@ def test_parquet_from_codes_is_dictionary_encoded_and_reads_back(tmp_path):
 def test_dataset_parts_and_no_partial_output_on_error(tmp_path, monkeypatch):
     cols, labels = _coded()
     monkeypatch.setattr(W, "PART_ROWS", 1000)
-    paths = W.write_dataset(tmp_path / "rel", cols, labels, extra={"manifest.json": b"{}"})
+    paths = W.write_dataset(tmp_path / "rel", cols, labels, extra={"_manifest.json": b"{}"})
     assert [p.name for p in paths] == ["part-00000.parquet", "part-00001.parquet", "part-00002.parquet",
-                                       "manifest.json"]
+                                       "_manifest.json"]
     assert pq.read_table(tmp_path / "rel" / "part-00002.parquet").num_rows == 500
 
     def boom(*a, **k):
@@ -248,7 +248,7 @@ def test_release_write_to_a_folder_is_a_parquet_dataset(tmp_path):
     release = mechanisms.sanitize(data, "uniform", {"p": 0.5}, seed=3)
     written = rel.write(release, tmp_path / "out")
     names = sorted(p.name for p in written)
-    assert names == ["manifest.json", "part-00000.parquet"]
+    assert names == ["_manifest.json", "part-00000.parquet"]
     table = pq.read_table(tmp_path / "out" / "part-00000.parquet").to_pandas()
     assert bind(load(tmp_path / "out")[0], "sa", ["age_group", "sex"]).n == data.n  # the folder reads back
     assert table.astype(str).values.tolist() == release.main_table.to_frame().astype(str).values.tolist()
@@ -312,3 +312,18 @@ def test_cli_release_of_a_dataset_folder_equals_the_frame_paths(tmp_path, capsys
     assert main(["sanitize", str(folder), "--sensitive", "occ", "--qi", "rid", "--mechanism", "uniform",
                  "--out", str(tmp_path / "e.csv")]) == 0
     assert "warning: QI 'rid' looks like an identifier" in capsys.readouterr().out
+
+
+def test_a_release_folder_reads_back_with_pandas(tmp_path):
+    """The manifest inside a Parquet dataset folder is skipped by pandas/pyarrow (its name starts with '_')."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "rel"
+    done = subprocess.run([sys.executable, "-m", "core", "sanitize", "census:3000", "--sensitive", "occupation", "--mechanism", "uniform",
+                           "--seed", "2", "--out", str(out)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["_manifest.json", "part-00000.parquet"]
+    frame = pd.read_parquet(out)
+    assert len(frame) == 3000 and "occupation" in frame.columns

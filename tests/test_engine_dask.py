@@ -85,7 +85,7 @@ def _cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.name != "run.json"}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.name != "_run.json"}
 
 
 def _leftovers(parent: Path) -> list[str]:
@@ -109,10 +109,10 @@ def test_same_release_on_both_engines(table_dir, cluster, tmp_path, capsys, smal
     assert list(got) == list(want)
     for name in want:
         assert got[name] == want[name], f"{mech}: {name} differs between the engines"
-    run = json.loads((tmp_path / "dask" / "run.json").read_text())
+    run = json.loads((tmp_path / "dask" / "_run.json").read_text())
     assert run["engine"] == "dask" and run["partitions"] >= 7 and run["workers"] == 2
     parts = [n for n in got if n.startswith("part-")]
-    manifest = json.loads(got["manifest.json"])
+    manifest = json.loads(got["_manifest.json"])
     assert len(parts) == run["parts"]
     if parts and "parts" in manifest["output"]:  # one per-record table: parts cut by order key, every record once
         assert len(parts) == manifest["output"]["parts"] >= 2
@@ -129,7 +129,7 @@ def test_banded_qis_same_release_on_both_engines(table_dir, cluster, tmp_path, c
                            "--scheduler", cluster, "--partition-rows", 500)
     assert rc == 0, err
     assert _files(tmp_path / "dask") == _files(tmp_path / "local")
-    manifest = json.loads((tmp_path / "dask" / "manifest.json").read_text())
+    manifest = json.loads((tmp_path / "dask" / "_manifest.json").read_text())
     assert manifest["input"]["bands"] == {"age": {"method": "quantiles", "count": 4},
                                           "edu": {"method": "width", "width": 5}}
 
@@ -140,7 +140,7 @@ def test_release_does_not_depend_on_partitions(table_dir, cluster, tmp_path, cap
                                "--scheduler", cluster, "--partition-rows", rows)
         assert rc == 0, err
     assert _files(tmp_path / "p300") == _files(tmp_path / "p100000")
-    runs = [json.loads((tmp_path / f"p{r}" / "run.json").read_text())["partitions"] for r in (300, 100_000)]
+    runs = [json.loads((tmp_path / f"p{r}" / "_run.json").read_text())["partitions"] for r in (300, 100_000)]
     assert runs == [12, 3]
 
 
@@ -210,7 +210,7 @@ def test_real_scheduler_and_workers(table_dir, real_cluster, tmp_path, capsys, s
                              "--scheduler", address, "--partition-rows", 700)
     assert rc == 0, err
     assert _files(tmp_path / "dask") == _files(tmp_path / "local")
-    run = json.loads((tmp_path / "dask" / "run.json").read_text())
+    run = json.loads((tmp_path / "dask" / "_run.json").read_text())
     assert run["scheduler"] == address and run["workers"] == 2
 
 

@@ -55,7 +55,7 @@ def test_write_single_and_multi_table(data, tmp_path):
     with pytest.raises(DataError, match="several tables"):
         write(ana, tmp_path / "a.csv")
     paths = write(ana, tmp_path / "ana")
-    assert sorted(p.name for p in paths) == ["manifest.json", "qit.csv", "st.csv"]
+    assert sorted(p.name for p in paths) == ["_manifest.json", "qit.csv", "st.csv"]
     with pytest.raises(DataError, match="does not exist"):
         write(rel, tmp_path / "no" / "such" / "r.csv")
 

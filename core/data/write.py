@@ -23,7 +23,7 @@ and renames it into place at the end (:func:`atomic_path`), so an error,
 a full disk or an interrupted run leaves no partial release behind.
 Choices where the issue is silent: a folder that exists is replaced only
 when it holds nothing but what these writers write (part files, CSV tables,
-manifest.json, run.json); otherwise the write is refused rather than
+_manifest.json, _run.json); otherwise the write is refused rather than
 deleting someone's folder.
 """
 
@@ -45,8 +45,12 @@ from ..errors import DataError, clip
 BATCH_ROWS = 1 << 20
 #: rows per part file of a Parquet dataset
 PART_ROWS = 1 << 22
+#: the manifest's and the run's file names inside a release folder: the leading underscore makes pandas,
+#: pyarrow and Dask skip them when they read the folder as a Parquet dataset (``pd.read_parquet(DIR)``)
+MANIFEST_NAME = "_manifest.json"
+RUN_NAME = "_run.json"
 #: names a replaceable output folder may hold
-_OURS = ("part-", "manifest.json", "run.json")
+_OURS = ("part-", MANIFEST_NAME, RUN_NAME)
 
 
 def _replaceable(folder: Path) -> bool:
@@ -157,7 +161,7 @@ def write_dataset(folder: str | os.PathLike, columns: Mapping[str, np.ndarray],
     """Write a Parquet dataset folder (parts of at most :data:`PART_ROWS` rows, or split at ``bounds``).
 
     ``bounds``: the first row of each part after the first (ascending);
-    ``extra``: other files to write in the folder (``{"manifest.json": bytes}``).
+    ``extra``: other files to write in the folder (``{MANIFEST_NAME: bytes}``).
     Returns the files' final paths.
     """
     labels = dict(labels or {})

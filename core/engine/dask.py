@@ -887,12 +887,12 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
              out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
              manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None,
              require=None, bands: Mapping[str, Any] | None = None) -> Outcome:
-    """Sanitize a Parquet dataset on Dask and write the release folder (parts, manifest.json, run.json).
+    """Sanitize a Parquet dataset on Dask and write the release folder (parts, _manifest.json, _run.json).
 
     The release is the local engine's, record by record, and the part
     files and manifest are byte for byte the local engine's
     (:func:`core.release.write` of the same release to a folder).  The
-    engine, partitions and scheduler of this run go to ``run.json``.
+    engine, partitions and scheduler of this run go to ``_run.json``.
     ``require(release)`` may raise to refuse the release before anything
     is moved into place (``--require-guarantee``).
     """
@@ -913,7 +913,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
     out = Path(out)
     if out.suffix:
-        raise DataError(f"The Dask engine writes a folder (a Parquet dataset and manifest.json); give --out a "
+        raise DataError(f"The Dask engine writes a folder (a Parquet dataset and _manifest.json); give --out a "
                         f"folder name without an extension (e.g. '{clip(out.with_suffix(''))}'), not "
                         f"'{clip(out.name)}'.")
     if partition_rows < 1:
@@ -989,15 +989,15 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                     written.append(out / _write.part_name(i))
         man_bytes = rel.manifest_bytes(release, decision)
         if manifest is None:
-            (tmp / "manifest.json").write_bytes(man_bytes)
-            written.append(out / "manifest.json")
+            (tmp / _write.MANIFEST_NAME).write_bytes(man_bytes)
+            written.append(out / _write.MANIFEST_NAME)
         run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
                "partition_rows": partition_rows,
                "parts": sum(1 for p in written if p.name.startswith("part-")), "rows": bound.n,
                "seconds": round(time.perf_counter() - t0, 3),
                "stages": {k: round(v, 3) for k, v in stages.items()}}
-        (tmp / "run.json").write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
-        written.append(out / "run.json")
+        (tmp / _write.RUN_NAME).write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+        written.append(out / _write.RUN_NAME)
     if manifest is not None:
         with _write.atomic_path(manifest) as mtmp:
             mtmp.write_bytes(man_bytes)
