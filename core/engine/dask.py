@@ -361,6 +361,10 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                 "distributed.scheduler.allowed-failures": 1, "logging.distributed": "critical"}
     if scheduler is not None:  # how long a lost scheduler is waited for before the run fails
         settings["distributed.comm.timeouts.connect"] = f"{CONNECT_TIMEOUT}s"
+    else:
+        # the embedded cluster serves one command: a worker over its memory is terminated by its nanny and the
+        # run fails with one sentence (:func:`failures`); a paused worker would leave the command waiting for good
+        settings["distributed.worker.memory.pause"] = False
     with dask.config.set(settings):
         try:
             if scheduler is None:
