@@ -53,3 +53,20 @@ def test_another_seed_or_size_is_another_order(memo):
     assert len(kept) == 3
     assert sorted(o1) == list(range(500)) and not np.array_equal(o1, o2)
     assert sorted(o3) == list(range(400))
+
+
+def test_a_remembered_order_is_not_reused_for_another_part_size(memo, monkeypatch):
+    """The memo's key holds the parts' bit count: bounds cut for small parts are never given to default parts.
+
+    (A CI run reused them: an AppTest installed the memo in the test process, a test with small parts
+    filled it, and a later release of the same seed and n wrote 4 parts where it should write 1.)
+    """
+    data = bind(load_table("census:3000"), "occupation", ["age", "sex", "race"])
+    monkeypatch.setattr(local, "PART_ROWS_LOG2", 10)
+    small = mechanisms.sanitize(data, "uniform", None, 7)
+    monkeypatch.setattr(local, "PART_ROWS_LOG2", 21)
+    default = mechanisms.sanitize(data, "uniform", None, 7)
+    monkeypatch.setattr(local, "ORDER_MEMO", None)
+    fresh = mechanisms.sanitize(data, "uniform", None, 7)
+    assert len(small.parts) - 1 == 4 and manifest_bytes(default) == manifest_bytes(fresh)
+    assert list(default.parts) == list(fresh.parts) == [0, 3000]

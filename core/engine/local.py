@@ -204,7 +204,8 @@ def _order_and_bounds(seed: int, n: int, keep: np.ndarray | None) -> tuple[np.nd
     if keep is not None:
         return compute(np.flatnonzero(keep))
     if ORDER_MEMO is not None:
-        return ORDER_MEMO(("published_order", int(seed), int(n)), compute)
+        # the parts' bit count is in the key: bounds cut for another part size must never be reused
+        return ORDER_MEMO(("published_order", int(seed), int(n), parts_bits(n)), compute)
     return compute()
 
 
