@@ -50,7 +50,19 @@ def test_the_fix_arrives_after_the_release_and_the_search_note_goes(server_bg, b
         assert text.count("Does not meet") + text.count("does not meet") >= 1
         assert fix.count() == 1  # the verdict's fix once (the box is drawn once, not by the fragment too)
         # one click applies it: the page reruns at the suggested setting, whose release meets the guarantee
-        fix.first.click()
-        page.get_by_text(re.compile("^Meets")).first.wait_for(timeout=120_000)
+        # (on a loaded machine a click that lands while the search's own rerun redraws the box can be lost, as a
+        # steward's would be: click once more if the button is still there, never more than three times)
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        meets = page.get_by_text(re.compile("^Meets")).first
+        for attempt in range(3):
+            if attempt == 0 or (fix.count() and not meets.is_visible()):
+                fix.first.click()
+            try:
+                meets.wait_for(timeout=40_000 if attempt < 2 else 120_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
     finally:
         page.close()
