@@ -385,18 +385,7 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
         return _bind_columnar(table, sa, qi, bands)
     frame = table.frame
     columns = [str(c) for c in frame.columns]
-    if sa is None or qi is None:
-        d_sa, d_qi = default_columns(table, sa)
-        sa = d_sa if sa is None else sa
-        qi = d_qi if qi is None else qi
-    _known(sa, columns, table.name)
-    qi = tuple(dict.fromkeys(qi))
-    for c in qi:
-        _known(c, columns, table.name)
-    if sa in qi:
-        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
-    if not qi:
-        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    sa, qi = _choose(table, columns, sa, qi)
     bands = _banding.normalise(bands)
     for col, band in bands.items():
         if col not in columns:
@@ -480,18 +469,7 @@ def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
 
     source = table.source
     columns = list(source.columns)
-    if sa is None or qi is None:
-        d_sa, d_qi = default_columns(table, sa)
-        sa = d_sa if sa is None else sa
-        qi = d_qi if qi is None else qi
-    _known(sa, columns, table.name)
-    qi = tuple(dict.fromkeys(qi))
-    for c in qi:
-        _known(c, columns, table.name)
-    if sa in qi:
-        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
-    if not qi:
-        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    sa, qi = _choose(table, columns, sa, qi)
     bands = _banding.normalise(bands)
     for col in bands:
         if col not in columns:
@@ -568,6 +546,29 @@ def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
         row_index=row_index,
         bands=tuple(bands[c] for c in qi if c in bands),
     )
+
+
+def check_choice(sa: str, qi: Sequence[str]) -> tuple[str, ...]:
+    """The QIs without repeats; DataError when the SA is among them or there is none (every engine's check)."""
+    qi = tuple(dict.fromkeys(qi))
+    if sa in qi:
+        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
+    if not qi:
+        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    return qi
+
+
+def _choose(table: Table, columns: Sequence[str], sa: str | None, qi: Sequence[str] | None
+            ) -> tuple[str, tuple[str, ...]]:
+    """The SA and QIs (the proposal's where not given), each a column of ``table``, checked by :func:`check_choice`."""
+    if sa is None or qi is None:
+        d_sa, d_qi = default_columns(table, sa)
+        sa = d_sa if sa is None else sa
+        qi = d_qi if qi is None else qi
+    _known(sa, list(columns), table.name)
+    for c in qi:
+        _known(c, list(columns), table.name)
+    return sa, check_choice(sa, qi)
 
 
 def _known(column: str, columns: list[str], name: str) -> None:

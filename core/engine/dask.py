@@ -57,6 +57,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..errors import DataError, clip
+from ..table import check_choice
 
 #: rows per partition (whole row groups) unless --partition-rows says otherwise
 PARTITION_ROWS = 2_000_000
@@ -910,11 +911,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     mech = mechanisms.get(mechanism)
     values = mech.resolve(raw)
     refuse_unplanned(mech)
-    qi = tuple(dict.fromkeys(qi))
-    if sa in qi:
-        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
-    if not qi:
-        raise DataError("Choose at least one QI (non-sensitive) column besides the sensitive attribute.")
+    qi = check_choice(sa, qi)
     out = Path(out)
     if out.suffix:
         raise DataError(f"The Dask engine writes a folder (a Parquet dataset and _manifest.json); give --out a "
@@ -1063,9 +1060,7 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     mech = mechanisms.get(mechanism)
     values = mech.resolve(raw)
     refuse_unplanned(mech)
-    qi = tuple(dict.fromkeys(qi))
-    if sa in qi:
-        raise DataError(f"'{clip(sa)}' is the sensitive attribute; it cannot also be a QI column.")
+    qi = check_choice(sa, qi)
     if partition_rows < 1:
         raise DataError(f"--partition-rows must be a positive number of rows. Got {partition_rows}.")
     source = open_input(spec, [*qi, sa], options)
