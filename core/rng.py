@@ -39,6 +39,8 @@ import numpy as np
 VERSION = 1
 
 _SCALE = 2.0 ** -53
+#: records whose words are read from the generator at a time (bounds the temporary to 32 MB)
+WORDS_BATCH = 1 << 20
 
 
 def key(seed: int, purpose: str) -> np.ndarray:
@@ -53,9 +55,16 @@ def words(seed: int, purpose: str, start: int, n: int, k: int = 1) -> np.ndarray
         raise ValueError("a record has four words per purpose; use another purpose for more draws")
     if n <= 0:
         return np.empty((0,) if k == 1 else (0, k), dtype=np.uint64)
+    n = int(n)
     bg = np.random.Philox(key=key(seed, purpose), counter=int(start))
-    raw = bg.random_raw(4 * int(n)).reshape(int(n), 4)
-    return raw[:, 0].copy() if k == 1 else raw[:, :k].copy()
+    out = np.empty((n,) if k == 1 else (n, k), dtype=np.uint64)
+    # the stream read in batches (the same words as one read): the temporary is one batch's four words,
+    # not all n records' (32 bytes a record)
+    for lo in range(0, n, WORDS_BATCH):
+        hi = min(n, lo + WORDS_BATCH)
+        raw = bg.random_raw(4 * (hi - lo)).reshape(hi - lo, 4)
+        out[lo:hi] = raw[:, 0] if k == 1 else raw[:, :k]
+    return out
 
 
 def uniforms(seed: int, purpose: str, start: int, n: int, k: int = 1) -> np.ndarray:

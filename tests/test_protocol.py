@@ -365,3 +365,34 @@ def test_home_opens_an_older_session_with_one_warning_that_it_draws_differently(
     text = [plain(w.value) for w in at.warning if "Opened 'old.workbench.json'" in plain(w.value)]
     assert len(text) == 1 and "randomness version 0" in text[0] and "draws differently" in text[0]
     assert [p.name for p in at.session_state["wb_pins"]] == ["half"]  # still opened
+
+
+def test_order_grouped_in_small_groups_is_the_stable_argsort(monkeypatch):
+    """The part-by-part order, grouped a few records at a time, is the stable argsort; bounds from counts."""
+    monkeypatch.setattr(local, "GROUP_ROWS", 1000)
+    for n in (300, 2**21 + 5000, 3 * 2**21 + 17):
+        keys = rng.order_keys(7, 0, n)
+        keys[100:200] = keys[50]  # ties: by position
+        order, bounds = local.ordered_parts(keys)
+        assert order.dtype == np.int32
+        assert np.array_equal(order, np.argsort(keys, kind="stable"))
+        assert np.array_equal(bounds, local.part_bounds(keys[order], local.parts_bits(n)))
+
+
+def test_words_read_in_batches_are_one_read(monkeypatch):
+    """Reading the stream a batch at a time gives the words of one read, for every k and start."""
+    monkeypatch.setattr(rng, "WORDS_BATCH", 7)
+    for k in (1, 2, 4):
+        for n, start in ((5, 0), (50, 17), (1, 9)):
+            raw = np.random.Philox(key=rng.key(3, "x"), counter=start).random_raw(4 * n).reshape(n, 4)
+            assert np.array_equal(rng.words(3, "x", start, n, k), raw[:, 0] if k == 1 else raw[:, :k])
+
+
+def test_gather_keeps_values_in_the_narrowest_type(monkeypatch):
+    monkeypatch.setattr(local, "GATHER_ROWS", 3)
+    codes = np.array([0, 255, 3, 7, 255], dtype=np.int32)
+    order = np.array([4, 2, 0, 1, 3], dtype=np.int32)
+    out = local.gather(codes, order, 256)
+    assert out.dtype == np.uint16 and out.tolist() == [255, 3, 0, 255, 7]  # 256 labels: a code 256 would not fit uint8
+    assert local.gather(codes, order, 255).dtype == np.uint8
+    assert local.gather(codes, order).dtype == np.int32  # plain values keep their type
