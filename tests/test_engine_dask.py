@@ -144,6 +144,51 @@ def test_release_does_not_depend_on_partitions(table_dir, cluster, tmp_path, cap
     assert runs == [12, 3]
 
 
+@pytest.mark.parametrize("processes", ["", "1"])
+def test_embedded_cluster_same_release(table_dir, tmp_path, capsys, small_parts, monkeypatch, processes):
+    # the default embedded cluster (one worker of two threads in this process) and worker processes
+    # (WORKBENCH_DASK_PROCESSES=1) write local's bytes; Mondrian's guarantee reads the written parts back
+    monkeypatch.delenv("WORKBENCH_DASK_MEMORY", raising=False)
+    monkeypatch.setenv("WORKBENCH_DASK_PROCESSES", processes)
+    for mech in ("uniform", "mondrian"):
+        rc, _, err = _sanitize(capsys, table_dir, tmp_path / f"local-{mech}", mech)
+        assert rc == 0, err
+        rc, out, err = _sanitize(capsys, table_dir, tmp_path / f"dask-{mech}", mech, "--engine", "dask",
+                                 "--partition-rows", 500)
+        assert rc == 0, err
+        assert _files(tmp_path / f"dask-{mech}") == _files(tmp_path / f"local-{mech}")
+        run = json.loads((tmp_path / f"dask-{mech}" / "_run.json").read_text())
+        if processes:
+            assert run["scheduler"] == "embedded LocalCluster on 127.0.0.1" and run["workers"] == 2
+        else:
+            assert run["scheduler"] == "embedded LocalCluster in this process" and run["threads"] == 2
+    assert not _leftovers(tmp_path)
+
+
+def test_release_table_reads_its_parts_back(table_dir, tmp_path, small_parts):
+    # the Dask release's per-record table is the part files, read back in published order when asked for
+    from core import mechanisms as M
+    from core.table import load_dataset
+
+    outcome = dk.sanitize(str(table_dir), "dx", QI.split(","), "uniform", None, 5, tmp_path / "dask",
+                          partition_rows=500)
+    table = outcome.release.tables["release"]
+    assert isinstance(table, dk.PartsTable) and table.folder == tmp_path / "dask"
+    data = load_dataset(str(table_dir), "dx", QI.split(","))
+    want = M.sanitize(data, "uniform", None, 5).tables["release"]
+    assert len(table) == len(want) and list(table.columns) == list(want.columns)
+    for c in want.columns:
+        assert np.array_equal(table.columns[c], want.columns[c]), c
+    pd.testing.assert_frame_equal(table.to_frame(limit=50), want.to_frame(limit=50))
+
+
+def test_bad_processes_setting_is_one_sentence(table_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_DASK_PROCESSES", "many")
+    rc, out, err = _sanitize(capsys, table_dir, tmp_path / "out", "uniform", "--engine", "dask")
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "WORKBENCH_DASK_PROCESSES takes 1 or 0" in err
+    assert not (tmp_path / "out").exists() and not _leftovers(tmp_path)
+
+
 @pytest.mark.parametrize("mech", PLANNED)
 def test_evaluate_same_answers_on_both_engines(table_dir, cluster, capsys, mech):
     base = ["evaluate", table_dir, "--sa", "dx", "--qi", QI, "--mechanism", mech, "--seed", 4,

@@ -36,8 +36,18 @@ Choices where the issue is silent:
 * Partition size: whole row groups up to :data:`PARTITION_ROWS` rows (a
   file with one huge row group is one partition); ``--partition-rows``
   changes it (the release does not depend on it).
-* The embedded cluster: :data:`WORKERS` worker processes of one thread
-  each on 127.0.0.1 (no dashboard), started and stopped by the command.
+* The embedded cluster (no ``--scheduler``): a LocalCluster started and
+  stopped by the command, by default one worker of :data:`WORKERS` threads
+  in the command's own process (``processes=False``; see :func:`connect`:
+  on one machine that costs no pickling, no copies between processes and
+  no second import of the mechanisms, and it is what keeps the engine
+  within 1.5x of the local engine's time and memory), or, with
+  ``WORKBENCH_DASK_PROCESSES=1`` or a ``WORKBENCH_DASK_MEMORY`` limit,
+  :data:`WORKERS` worker processes of one thread each on 127.0.0.1.
+* With ``--scheduler``, the workers read the input files and write the
+  part files themselves: the input and the ``--out`` folder must be at the
+  same paths on every worker (a shared file system), as they are on a
+  local cluster.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ import uuid
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Mapping as _MappingABC
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -61,7 +72,8 @@ from ..table import check_choice
 
 #: rows per partition (whole row groups) unless --partition-rows says otherwise
 PARTITION_ROWS = 2_000_000
-#: worker processes of the embedded LocalCluster (one thread each)
+#: threads of the embedded LocalCluster's one in-process worker (or its worker processes, one thread each,
+#: with WORKBENCH_DASK_PROCESSES=1)
 WORKERS = 2
 #: rows per row group of an output part file
 PART_ROW_GROUP = 1 << 20
@@ -323,9 +335,11 @@ def part_task(pieces: Sequence[dict[str, np.ndarray]], names: Sequence[str], lab
     """Write output part ``path``: every partition's bucket in partition order, sorted by key (ties by position).
 
     ``fmt`` "parquet" writes a part file as the local engine's
-    :func:`core.data.write.write_dataset` writes that part; "csv" writes
-    the part's CSV text (with the header when ``header``) for the client
-    to join in part order.  Returns the part's distinct rows and counts.
+    :func:`core.data.write.write_dataset` writes that part and returns its
+    row count (the release reads the files back if it needs the rows:
+    :class:`PartsTable`); "csv" writes the part's CSV text (with the
+    header when ``header``) for the client to join in part order and
+    returns the part's distinct rows and counts.
     """
     from ..data import write as _write
 
@@ -334,6 +348,7 @@ def part_task(pieces: Sequence[dict[str, np.ndarray]], names: Sequence[str], lab
     cols = {c: np.concatenate([p[c] for p in pieces])[order] for c in names}
     if fmt == "parquet":
         _write._write_parquet_file(Path(path), cols, dict(labels), 0, len(keys), _write.BATCH_ROWS)
+        return len(keys)
     else:
         head = next(_write.csv_chunks({c: cols[c][:0] for c in names}, dict(labels)))
         with open(path, "wb") as fh:
@@ -345,10 +360,38 @@ def part_task(pieces: Sequence[dict[str, np.ndarray]], names: Sequence[str], lab
 
 
 # ---------------------------------------------------------------- cluster
+def embedded_processes() -> bool:
+    """Whether the embedded cluster's workers are processes (``WORKBENCH_DASK_PROCESSES`` or a memory limit)."""
+    flag = os.environ.get("WORKBENCH_DASK_PROCESSES", "").strip().lower()
+    if flag not in ("", "0", "1", "no", "yes", "false", "true"):
+        raise DataError(f"WORKBENCH_DASK_PROCESSES takes 1 or 0, not '{clip(flag)}'.")
+    return flag in ("1", "yes", "true") or bool(os.environ.get("WORKBENCH_DASK_MEMORY", "").strip())
+
+
+def _warm() -> bool:
+    """Import what the tasks unpickle (run on each worker process right after connecting, not waited for)."""
+    import core.engine.protocol  # noqa: F401
+    import core.mechanisms  # noqa: F401
+    from core.mechanisms import MECHANISMS  # noqa: F401  (the registry imports every mechanism)
+    return True
+
+
 @contextlib.contextmanager
-def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: str | int | None = None
-            ) -> Iterator[Any]:
-    """A ``distributed.Client``: to ``scheduler``, or to a LocalCluster on 127.0.0.1 started and stopped here.
+def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: str | int | None = None,
+            processes: bool | None = None) -> Iterator[Any]:
+    """A ``distributed.Client``: to ``scheduler``, or to a LocalCluster started and stopped here.
+
+    The embedded LocalCluster is, by default, one worker of ``workers``
+    threads inside this process (``processes=False``): the tasks are numpy
+    and pyarrow kernels that release the GIL, so the threads use both
+    cores, and nothing is pickled or copied between the client and the
+    worker, nor imported twice.  ``processes=True`` (or the environment
+    variable ``WORKBENCH_DASK_PROCESSES=1``, or a memory limit
+    ``WORKBENCH_DASK_MEMORY``, which a nanny can only enforce on a process)
+    starts ``workers`` worker processes of one thread each on 127.0.0.1
+    instead; worker processes (embedded or behind ``scheduler``) are sent
+    an import of the mechanisms right away, so that they load them while
+    the client reads the input's metadata.
 
     Raises :class:`EngineError` when the scheduler cannot be reached.
     """
@@ -360,6 +403,8 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
     client = None
     settings = {"distributed.worker.daemon": False, "distributed.admin.tick.limit": "60s",
                 "distributed.scheduler.allowed-failures": 1, "logging.distributed": "critical"}
+    if processes is None:
+        processes = scheduler is None and embedded_processes()
     if scheduler is not None:  # how long a lost scheduler is waited for before the run fails
         settings["distributed.comm.timeouts.connect"] = f"{CONNECT_TIMEOUT}s"
     else:
@@ -369,13 +414,21 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
     with dask.config.set(settings):
         try:
             if scheduler is None:
-                limit = memory_limit if memory_limit is not None else os.environ.get("WORKBENCH_DASK_MEMORY", "auto")
                 with warnings.catch_warnings():  # e.g. "port in use": the cluster picks free ports anyway
                     warnings.simplefilter("ignore")
-                    # dashboard_address ":0": a free loopback port (None still tries 8787 for the HTTP routes)
-                    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                           host="127.0.0.1", dashboard_address=":0", memory_limit=limit,
-                                           silence_logs=logging.CRITICAL)
+                    if processes:
+                        limit = (memory_limit if memory_limit is not None
+                                 else os.environ.get("WORKBENCH_DASK_MEMORY", "").strip() or "auto")
+                        # dashboard_address ":0": a free loopback port (None still tries 8787 for the HTTP routes)
+                        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                               host="127.0.0.1", dashboard_address=":0", memory_limit=limit,
+                                               silence_logs=logging.CRITICAL)
+                    else:
+                        # no memory limit: a worker in this process has no nanny to enforce one, and spilling
+                        # the data it holds to disk would only slow the run (memory is what the command uses)
+                        cluster = LocalCluster(n_workers=1, threads_per_worker=workers, processes=False,
+                                               dashboard_address=":0", memory_limit=0,
+                                               silence_logs=logging.CRITICAL)
                 client = Client(cluster, set_as_default=False)
             else:
                 try:
@@ -384,6 +437,9 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                     raise EngineError(f"The Dask scheduler at '{clip(scheduler)}' cannot be reached "
                                       f"({clip(_reason(exc), 120)}); start it (`dask scheduler`) or leave out "
                                       "--scheduler to use a local cluster.") from None
+            if scheduler is not None or processes:
+                with contextlib.suppress(Exception):  # a warm-up only: a failure shows in the first real task
+                    client.run(_warm, wait=False)
             yield client
         finally:
             with contextlib.suppress(Exception):
@@ -408,8 +464,15 @@ def _reason(exc: BaseException) -> str:
 
 def describe_scheduler(client, scheduler: str | None) -> dict[str, Any]:
     info = client.scheduler_info()
-    return {"scheduler": scheduler or "embedded LocalCluster on 127.0.0.1",
-            "workers": len(info.get("workers", {}))}
+    workers = info.get("workers", {})
+    if scheduler:
+        where = scheduler
+    elif str(client.scheduler.address).startswith("inproc://"):
+        where = "embedded LocalCluster in this process"
+    else:
+        where = "embedded LocalCluster on 127.0.0.1"
+    return {"scheduler": where, "workers": len(workers),
+            "threads": sum(int(w.get("nthreads", 1)) for w in workers.values())}
 
 
 @contextlib.contextmanager
@@ -773,29 +836,106 @@ class SummaryTable:
         return pd.DataFrame(out)
 
 
+class PartsTable:
+    """A published per-record table written to Parquet part files: read back only if something reads its columns.
+
+    Quacks like :class:`core.release.CodedTable` (``columns``, ``labels``,
+    ``len``, ``to_frame``).  ``columns`` is a mapping whose keys are the
+    column names; a column's codes (in published order) are read from the
+    part files the first time it is asked for, so a release whose
+    guarantee and manifest need only the table's size and column names
+    (most) costs no second pass.  ``folder`` follows the files when the
+    finished release folder is moved into place.
+    """
+
+    def __init__(self, names: Sequence[str], labels: Mapping[str, Any], folder: Path, files: Sequence[str],
+                 rows: int):
+        self.names = list(names)
+        self.labels = dict(labels)
+        self.folder = Path(folder)
+        self.files = list(files)
+        self.rows = int(rows)
+        self.columns = _PartColumns(self)
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def to_frame(self, limit: int | None = None):
+        import pandas as pd
+
+        out = {}
+        for c in self.names:
+            col = self.columns[c] if limit is None else self.columns[c][:limit]
+            lab = self.labels.get(c)
+            out[c] = col if lab is None else np.asarray(lab)[col]
+        return pd.DataFrame(out)
+
+
+class _PartColumns(_MappingABC):
+    """``PartsTable.columns``: column name -> codes, read from the part files on first use and kept."""
+
+    def __init__(self, table: PartsTable):
+        self._table = table
+        self._cache: dict[str, np.ndarray] = {}
+
+    def __iter__(self):
+        return iter(self._table.names)
+
+    def __len__(self) -> int:
+        return len(self._table.names)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._table.names:
+            raise KeyError(name)
+        if name not in self._cache:
+            self._cache[name] = read_part_column(self._table, name)
+        return self._cache[name]
+
+
+def read_part_column(table: PartsTable, name: str) -> np.ndarray:
+    """One column of a :class:`PartsTable` as codes into its labels (or plain values), in published order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ..data.load import code_dtype
+
+    labels = table.labels.get(name)
+    pieces = []
+    if labels is not None:
+        labels = np.asarray(labels)
+        value_set = (pa.array([str(v) for v in labels], type=pa.string()) if labels.dtype == object
+                     else pa.array(labels))
+        dtype = code_dtype(len(labels))
+    for f in table.files:
+        col = pq.read_table(table.folder / f, columns=[name],
+                            read_dictionary=[name] if labels is not None else None).column(name)
+        for chunk in col.chunks:
+            if labels is None:
+                pieces.append(np.asarray(chunk))
+                continue
+            if not pa.types.is_dictionary(chunk.type):
+                chunk = pc.dictionary_encode(chunk)
+            to_code = np.asarray(pc.index_in(chunk.dictionary, value_set=value_set).fill_null(0), dtype=dtype)
+            pieces.append(to_code[np.asarray(chunk.indices)])
+    if not pieces:
+        return np.zeros(0, dtype=dtype if labels is not None else np.int64)
+    return np.concatenate(pieces)
+
+
 def _group(cols: Sequence[np.ndarray], weights: np.ndarray | None = None):
-    """Distinct rows of ``cols`` (sorted) with their (weighted) counts: mixed-radix keys, else a row sort."""
-    cols = [np.asarray(c).astype(np.int64, copy=False) for c in cols]
+    """Distinct rows of ``cols`` (sorted) with their (weighted) counts (:func:`core.engine.combos._aggregate`)."""
+    from .combos import _aggregate
+
+    cols = [np.asarray(c) for c in cols]
     n = len(cols[0])
     if n == 0:
-        return [c[:0] for c in cols], np.zeros(0, np.int64)
-    sizes = [int(c.max()) + 1 if len(c) else 1 for c in cols]
-    if min(int(c.min()) for c in cols) >= 0 and float(np.prod([float(x) for x in sizes])) < 2.0**62:
-        key = np.zeros(n, dtype=np.int64)
-        for c, size in zip(cols, sizes):
-            key *= size
-            key += c
-        uniq, inverse = np.unique(key, return_inverse=True)
-        out, rest = [], uniq
-        for size in reversed(sizes):
-            out.append(rest % size)
-            rest = rest // size
-        distinct = out[::-1]
-    else:
-        rows, inverse = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)
-        distinct = [rows[:, j] for j in range(len(cols))]
-    count = np.bincount(inverse.ravel(), weights=weights, minlength=len(distinct[0]))
-    return distinct, np.rint(count).astype(np.int64)
+        return [c[:0].astype(np.int64) for c in cols], np.zeros(0, np.int64)
+    if min(int(c.min()) for c in cols) < 0:  # pragma: no cover - codes are never negative
+        raise ValueError("codes must be non-negative")
+    sizes = [int(c.max()) + 1 for c in cols]
+    distinct, count = _aggregate(cols, sizes, weights)
+    return [np.asarray(d, dtype=np.int64) for d in distinct], np.asarray(count, dtype=np.int64)
 
 
 def distinct_rows(part: Mapping[str, np.ndarray], names: Sequence[str]):
@@ -936,9 +1076,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         tables: dict[str, Any] = {}
         totals: dict[str, int] = {}
         results, bits = run_plan(client, bound, plan, summary, token)
-        for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
-                                for i, r in enumerate(results)]):
-            totals = add_tallies(totals, t)
+        bound.encoded = []  # each partition's codes are freed once its plan has been applied
+        tallies = [client.submit(tally_task, r, key=f"tally-{token}-{i}") for i, r in enumerate(results)]
         # as core.release.write: one table -> a Parquet dataset; several -> one CSV each
         several = len(plan.tables) + (plan.table is not None) > 1
         bounds = None
@@ -955,10 +1094,14 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 parts.append(client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0,
                                            key=f"part-{token}-{b}"))
             rows = client.gather(parts)
-            del parts
-            bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
-            distinct, count = merge_distinct(rows, names)
-            tables[plan.table] = SummaryTable(names, distinct, count, labels)
+            del parts, pieces
+            if fmt == "csv":
+                bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
+                distinct, count = merge_distinct(rows, names)
+                tables[plan.table] = SummaryTable(names, distinct, count, labels)
+            else:
+                bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+                tables[plan.table] = PartsTable(names, labels, tmp, [p.name for p in paths], int(bounds[-1]))
             if fmt == "csv":
                 target = tmp / f"{plan.table}.csv"
                 with open(target, "wb") as fh:
@@ -969,7 +1112,9 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 written.append(out / target.name)
             else:
                 written += [out / p.name for p in paths]
-        del results
+        for t in client.gather(tallies):
+            totals = add_tallies(totals, t)
+        del results, tallies
         stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
         published = plan.published_result(tables, totals)
         release = build_release(mech, data, values, seed, published, parts=bounds)
@@ -999,6 +1144,9 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                "stages": {k: round(v, 3) for k, v in stages.items()}}
         (tmp / _write.RUN_NAME).write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
         written.append(out / _write.RUN_NAME)
+    for table in release.tables.values():  # the part files now live in the finished folder
+        if isinstance(table, PartsTable):
+            table.folder = out
     if manifest is not None:
         with _write.atomic_path(manifest) as mtmp:
             mtmp.write_bytes(man_bytes)
@@ -1072,6 +1220,7 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         mech.check(data, values)
         plan = mech.plan(summary, values, seed)
         results, _ = run_plan(client, bound, plan, summary, token, bits=0)
+        bound.encoded = []
         totals: dict[str, int] = {}
         for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
                                 for i, r in enumerate(results)]):
