@@ -396,3 +396,5 @@ def test_gather_keeps_values_in_the_narrowest_type(monkeypatch):
     assert out.dtype == np.uint16 and out.tolist() == [255, 3, 0, 255, 7]  # 256 labels: a code 256 would not fit uint8
     assert local.gather(codes, order, 255).dtype == np.uint8
     assert local.gather(codes, order).dtype == np.int32  # plain values keep their type
+    assert local.code_dtype(np.int64, 70_000) == np.uint32 and local.code_dtype(np.uint8, 1000) == np.uint8
+    assert local.code_dtype(np.float64, 3) == np.float64 and local.code_dtype(np.int16, None) == np.int16

@@ -43,6 +43,9 @@ from ..errors import DataError, clip
 
 #: rows per batch (a Parquet row group; a block of CSV text)
 BATCH_ROWS = 1 << 20
+#: rows decoded and formatted at a time when writing CSV (pandas makes a Python string per cell of a batch:
+#: about 60 bytes a cell, so a batch of 2**18 rows of 8 columns is about 130 MB, not the 500 MB of 2**20)
+CSV_BATCH_ROWS = 1 << 18
 #: rows per part file of a Parquet dataset
 PART_ROWS = 1 << 22
 #: the manifest's and the run's file names inside a release folder: the leading underscore makes pandas,
@@ -235,7 +238,7 @@ def csv_chunks(columns: Mapping[str, np.ndarray], labels: Mapping[str, np.ndarra
     """
     from ..release import neutralise
 
-    batch_rows = batch_rows or BATCH_ROWS
+    batch_rows = batch_rows or CSV_BATCH_ROWS
     names = list(columns)
     n = len(columns[names[0]]) if names else 0
     safe = {}

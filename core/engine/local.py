@@ -138,6 +138,21 @@ def part_bounds(sorted_keys: np.ndarray, bits: int) -> np.ndarray:
 GATHER_ROWS = 1 << 22
 
 
+def code_dtype(dtype, size: int | None):
+    """The smallest unsigned type for codes of ``size`` labels (strictly inside its range), or ``dtype`` itself.
+
+    ``size`` None (plain values: group ids, counts) or a non-integer
+    ``dtype`` keeps ``dtype``.
+    """
+    dtype = np.dtype(dtype)
+    if size is None or dtype.kind not in "iu":
+        return dtype
+    for narrow in (np.uint8, np.uint16, np.uint32):
+        if size <= np.iinfo(narrow).max:
+            return np.dtype(narrow) if np.dtype(narrow).itemsize < dtype.itemsize else dtype
+    return dtype
+
+
 def gather(codes: np.ndarray, order: np.ndarray, size: int | None = None) -> np.ndarray:
     """``codes[order]`` in batches, as the smallest unsigned type holding codes below ``size`` (None: codes' own type).
 
@@ -147,12 +162,7 @@ def gather(codes: np.ndarray, order: np.ndarray, size: int | None = None) -> np.
     could overflow: :mod:`core.counting` works in int64).
     """
     codes = np.asarray(codes)
-    dtype = codes.dtype
-    if size is not None and codes.dtype.kind in "iu":
-        # strictly below the type's range: even a code equal to ``size`` would still fit
-        dtype = (np.uint8 if size < 1 << 8 else np.uint16 if size < 1 << 16 else np.uint32 if size < 1 << 32
-                 else codes.dtype)
-    out = np.empty(len(order), dtype=dtype)
+    out = np.empty(len(order), dtype=code_dtype(codes.dtype, size))
     for lo in range(0, len(order), GATHER_ROWS):
         hi = lo + GATHER_ROWS
         out[lo:hi] = codes[order[lo:hi]]
@@ -202,6 +212,7 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
     """
     n = data.n
     cols: dict[str, np.ndarray] = {}
+    given: dict[str, np.dtype] = {}  # each output column's dtype as the plan returns it
     keep = None
     totals: dict[str, int] = {}
     expected = set(plan.labels)
@@ -221,8 +232,11 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
                 keep[lo:hi] = values
                 continue
             if name not in cols:
-                cols[name] = np.empty(n, dtype=values.dtype)
-            elif cols[name].dtype != values.dtype:
+                # a coded column is kept in the narrowest type of its labels (Mondrian: 7 range columns)
+                cols[name] = np.empty(n, dtype=code_dtype(values.dtype, None if plan.labels.get(name) is None
+                                                          else len(plan.labels[name])))
+                given[name] = values.dtype
+            elif given[name] != values.dtype:
                 raise RuntimeError(f"the plan's column {name} changed dtype between batches")
             cols[name][lo:hi] = values
         totals = add_tallies(totals, plan.tally(chunk, out))
@@ -299,4 +313,4 @@ def publish(data, mechanism, values: Mapping[str, Any], seed: int, batch_rows: i
 
 
 __all__ = ["DEFAULT_BATCH", "parts_bits", "position_dtype", "published_order", "ordered_parts", "part_bounds",
-           "gather", "chunks", "run", "record_order", "publish"]
+           "code_dtype", "gather", "chunks", "run", "record_order", "publish"]
