@@ -258,6 +258,32 @@ def combos_task(enc: Encoded, domains: Sequence[int], m: int):
     return Combos.from_codes(enc.qi, enc.sa, domains, m)
 
 
+def merge_task(*parts):
+    from .combos import Combos
+
+    return Combos.merge(parts)
+
+
+#: partitions' combinations merged per task (a tree of merges on the workers; the client gets one)
+MERGE_FANIN = 8
+
+
+def merge_tree(client, parts: list, key: str):
+    """One future of :meth:`Combos.merge` of every part, merged :data:`MERGE_FANIN` at a time on the workers.
+
+    The partitions' combinations are never all held at once by the client
+    (at 100M census rows they are about 33M rows, 2.3 GB as int64); the
+    merge is the same whatever the tree (counts of equal combinations
+    added, combinations sorted).
+    """
+    level, depth = list(parts), 0
+    while len(level) > 1:
+        level = [client.submit(merge_task, *level[i:i + MERGE_FANIN], key=f"{key}-{depth}-{i}")
+                 for i in range(0, len(level), MERGE_FANIN)]
+        depth += 1
+    return level[0]
+
+
 def key_counts_task(enc: Encoded, summary, rank_by: str) -> np.ndarray:
     """Records of this partition per rank key (dense, one per key of the summary)."""
     key, n_keys = summary.key_of(rank_by, enc.qi, enc.sa)
@@ -723,14 +749,73 @@ def bind(client, source, sa: str, qi: Sequence[str], options=None,
     del mapped
     domains = [len(f) for f in finals[:-1]]
     m = len(sa_labels)
-    parts = client.gather([client.submit(combos_task, e, domains, m, key=f"combos-{token}-{i}")
-                           for i, e in enumerate(encoded)])
-    summary = Combos.merge(parts)
+    sa_present = np.sum([cnt[-1] for _, cnt in counts], axis=0)
+    sa_counts = np.bincount(remaps[-1][sa_present > 0], weights=sa_present[sa_present > 0], minlength=m)
+    summary = ClusterCombos(client, encoded, domains, m, n, np.rint(sa_counts).astype(np.int64), f"combos-{token}")
     starts = np.concatenate([[0], np.cumsum(kept)[:-1]]).astype(np.int64)
     return Bound(source=source, sa=sa, qi=qi, pieces=pieces, encoded=encoded, starts=starts, sizes=kept,
                  sa_labels=sa_labels, qi_labels=tuple(finals[:-1]), qi_numeric=tuple(numeric[:-1]),
                  rows=sum(p.rows for p in pieces), summary=summary,
                  bands=tuple(bands[c] for c in qi if c in bands))
+
+
+class ClusterCombos:
+    """The table's :class:`~core.engine.combos.Combos`, counted on the cluster only when something reads them.
+
+    ``n``, ``m``, ``domains``, ``sa_counts``, the names and the labels are
+    known from the reading pass; anything else (``qi``, ``sa``, ``count``,
+    ``key_of`` ...) counts each partition's combinations on the workers and
+    merges them (:func:`merge_tree`) on first use, as the local engine's
+    :class:`~core.engine.combos.LazyCombos` does, so UP's plan, check and
+    guarantee never pay for the group-by.  The partitions' codes must
+    still be on the cluster then: :meth:`release` (after the plan has been
+    applied) makes a later first use an error instead of a wrong answer.
+    """
+
+    def __init__(self, client, encoded: list, domains: Sequence[int], m: int, n: int, sa_counts: np.ndarray,
+                 key: str):
+        self._client, self._encoded, self._key = client, encoded, key
+        self._combos = None
+        self.domains = tuple(int(d) for d in domains)
+        self.m, self.n = int(m), int(n)
+        self.sa_counts = sa_counts
+        self.sa_name, self.qi_names, self.sa_labels, self.qi_labels, self.qi_numeric = None, (), None, (), ()
+
+    def named(self, sa_name: str, qi_names, sa_labels, qi_labels, qi_numeric=()) -> "ClusterCombos":
+        self.sa_name, self.qi_names, self.sa_labels = sa_name, tuple(qi_names), sa_labels
+        self.qi_labels, self.qi_numeric = tuple(qi_labels), tuple(bool(x) for x in qi_numeric)
+        if self._combos is not None:
+            self._combos = self._combos.named(sa_name, qi_names, sa_labels, qi_labels, qi_numeric)
+        return self
+
+    @property
+    def computed(self) -> bool:
+        return self._combos is not None
+
+    @property
+    def combos(self):
+        """The full Combos (counted on the workers once)."""
+        if self._combos is None:
+            if self._encoded is None:
+                raise RuntimeError("the table's combinations were first asked for after its codes were released")
+            parts = [self._client.submit(combos_task, e, self.domains, self.m, key=f"{self._key}-{i}")
+                     for i, e in enumerate(self._encoded)]
+            combos = self._client.gather(merge_tree(self._client, parts, f"{self._key}-merge"))
+            self._combos = combos.named(self.sa_name, self.qi_names, self.sa_labels, self.qi_labels,
+                                        self.qi_numeric)
+        return self._combos
+
+    def release(self) -> None:
+        """Forget the partitions' codes (the cluster frees them once nothing else needs them)."""
+        self._encoded = None
+
+    def __len__(self) -> int:
+        return len(self.combos)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.combos, name)
 
 
 class SummaryData:
@@ -1000,7 +1085,8 @@ def run_plan(client, bound: Bound, plan, summary, token: str, bits: int | None =
     from .local import parts_bits
 
     bits = parts_bits(bound.n) if bits is None else bits
-    [plan_f, summary_f] = client.scatter([plan, summary], broadcast=True, hash=False)
+    combos = getattr(summary, "combos", summary) if plan.rank_by is not None else None  # key_of needs them
+    [plan_f, summary_f] = client.scatter([plan, combos], broadcast=True, hash=False)
     befores: list = [None] * len(bound.encoded)
     if plan.rank_by is not None:
         counts = client.gather(_futures_per_partition(client, key_counts_task, bound.encoded, summary_f,
@@ -1077,6 +1163,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         totals: dict[str, int] = {}
         results, bits = run_plan(client, bound, plan, summary, token)
         bound.encoded = []  # each partition's codes are freed once its plan has been applied
+        summary.release()
         tallies = [client.submit(tally_task, r, key=f"tally-{token}-{i}") for i, r in enumerate(results)]
         # as core.release.write: one table -> a Parquet dataset; several -> one CSV each
         several = len(plan.tables) + (plan.table is not None) > 1
@@ -1217,10 +1304,12 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         bound = bind(client, source, sa, qi, options, partition_rows, check_bands(bands, sa, qi))
         summary = bound.summary.named(sa, qi, bound.sa_labels, bound.qi_labels)
         data = SummaryData(bound, summary)
+        summary.combos  # noqa: B018  (the workload's true answers count on them, after the codes are freed)
         mech.check(data, values)
         plan = mech.plan(summary, values, seed)
         results, _ = run_plan(client, bound, plan, summary, token, bits=0)
         bound.encoded = []
+        summary.release()
         totals: dict[str, int] = {}
         for t in client.gather([client.submit(tally_task, r, key=f"tally-{token}-{i}")
                                 for i, r in enumerate(results)]):
