@@ -230,7 +230,10 @@ def map_task(raw: Raw, universe: Sequence[Any], codes_all: Sequence[np.ndarray],
 def present_task(mapped, sizes: Sequence[int]) -> tuple[int, list[np.ndarray]]:
     """Kept rows and, per column, how many kept rows hold each value."""
     cols, keep = mapped
-    return int(keep.sum()), [np.bincount(c[keep], minlength=size) for c, size in zip(cols, sizes)]
+    kept = int(keep.sum())
+    if kept == len(keep):  # no missing value in this partition (the usual case): no copy of the kept rows
+        return kept, [np.bincount(c, minlength=size) for c, size in zip(cols, sizes)]
+    return kept, [np.bincount(c[keep], minlength=size) for c, size in zip(cols, sizes)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -248,7 +251,8 @@ class Encoded:
 def encode_task(mapped, remaps: Sequence[np.ndarray]) -> Encoded:
     """The kept rows' final codes (values present in the kept rows only, as :func:`core.table.bind` numbers them)."""
     cols, keep = mapped
-    out = [remap[c[keep]] for c, remap in zip(cols, remaps)]
+    every = bool(keep.all())
+    out = [remap[c] if every else remap[c[keep]] for c, remap in zip(cols, remaps)]
     return Encoded(tuple(out[:-1]), out[-1])
 
 
@@ -338,14 +342,11 @@ def split_buckets(keys: np.ndarray, columns: Mapping[str, np.ndarray], bits: int
     """Records cut by their key's top ``bits`` bits, each bucket in input order, with its keys under ``_key``."""
     if bits == 0:
         return [{"_key": keys, **columns}]
-    bucket = (keys >> np.uint64(64 - bits)).astype(np.int64)
-    order = np.argsort(bucket, kind="stable")
-    edges = np.searchsorted(bucket[order], np.arange((1 << bits) + 1))
-    out = []
-    for b in range(1 << bits):
-        idx = order[edges[b]:edges[b + 1]]
-        out.append({"_key": keys[idx], **{k: v[idx] for k, v in columns.items()}})
-    return out
+    bucket = (keys >> np.uint64(64 - bits)).astype(np.uint16 if bits <= 16 else np.uint32)
+    order = np.argsort(bucket, kind="stable")  # a radix sort for 16-bit buckets (at most 2**16 parts)
+    edges = np.concatenate([[0], np.cumsum(np.bincount(bucket, minlength=1 << bits))])
+    gathered = {"_key": keys[order], **{k: np.asarray(v)[order] for k, v in columns.items()}}
+    return [{k: v[edges[b]:edges[b + 1]] for k, v in gathered.items()} for b in range(1 << bits)]
 
 
 def bucket_task(result, b: int) -> dict[str, np.ndarray]:
