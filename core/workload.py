@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import combinations
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -79,6 +79,9 @@ class Workload:
     bands: tuple[Band, ...]
     membership: np.ndarray
     settings: dict
+    #: the :class:`core.counting.QIGroups` of the table the true answers were counted on (None: not
+    #: known); a release of that table is counted on the same coding (:func:`core.mechanisms.estimate`)
+    groups: Any = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.true)
@@ -178,16 +181,21 @@ def seed000_bands(n: int, available: Sequence[int] | None = None) -> tuple[Band,
 
 
 def data_records(data: Dataset) -> Records:
-    """The original table as :class:`Records` with the SA as target.
+    """The original table as :class:`Records` with the SA as target, counted on its combinations.
 
-    A table known by its combinations only (the Dask engine's
-    :class:`core.engine.dask.SummaryData`) is counted as weighted cells,
-    which answer every query as the records do.
+    The table's distinct (QI..., SA) combinations with their counts
+    (:meth:`core.engine.combos.Combos.of`, memoised per dataset; the Dask
+    engine's :class:`core.engine.dask.SummaryData` carries them) are
+    weighted cells that answer every query as the records do, coded by the
+    table's :class:`core.counting.QIGroups`.  A fresh index cache each
+    call: the indexes serve one workload.
     """
     combos = getattr(data, "combos", None)
-    if combos is not None:
-        return combos.records()
-    return Records(data.qi_codes, data.domains, data.sa_codes, data.m)
+    if combos is None:
+        from .engine.combos import Combos
+
+        combos = Combos.of(data)
+    return combos.records()
 
 
 def true_answers(records: Records, batches: Sequence[QueryBatch]) -> np.ndarray:
@@ -327,7 +335,7 @@ def seed000(data: Dataset, queries: int = 5000, max_attrs: int = 3, seed: int = 
     true = true_answers(records, batches)
     return Workload(kind="seed000", seed=seed, n_records=n, batches=tuple(batches), true=true,
                     bands=tuple(bands), membership=membership,
-                    settings={"queries": queries, "max_attrs": max_attrs, "seed": seed})
+                    settings={"queries": queries, "max_attrs": max_attrs, "seed": seed}, groups=records.groups)
 
 
 def _allocate(share: list[int], available: np.ndarray, total: int) -> list[int]:
@@ -405,7 +413,7 @@ def seed002(data: Dataset, conditions: int = 200, max_attrs: int = 3, seed: int 
     return Workload(kind="seed002", seed=seed, n_records=data.n, batches=tuple(batches), true=true,
                     bands=bands, membership=membership,
                     settings={"conditions": conditions, "max_attrs": max_attrs, "seed": seed,
-                              "thresholds": list(thresholds)})
+                              "thresholds": list(thresholds)}, groups=records.groups)
 
 
 # ------------------------------------------------------------------ joint queries on two sensitive attributes

@@ -22,9 +22,8 @@ from functools import cached_property
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 
-from ..counting import Records
+from ..counting import QIGroups, Records, distinct_rows
 
 #: mixed-radix keys are used while the product of the domains stays below this
 _KEY_LIMIT = 2 ** 62
@@ -60,26 +59,21 @@ def _unmix(key: np.ndarray, domains: Sequence[int]) -> list[np.ndarray]:
 
 def _aggregate(cols: Sequence[np.ndarray], domains: Sequence[int], weights: np.ndarray | None
                ) -> tuple[list[np.ndarray], np.ndarray]:
-    """Distinct rows of ``cols`` in lexicographic order, with their (weighted) counts as int64."""
+    """Distinct rows of ``cols`` in lexicographic order, with their (weighted) counts as int64.
+
+    A small domain product is counted with one bincount; otherwise
+    :func:`core.counting.distinct_rows` (mixed-radix keys sorted batch by
+    batch, a group-by when they would not fit 64 bits).
+    """
     n = len(cols[0])
-    if _fits(domains):
-        key = _mixed_key(cols, domains)
+    if _fits(domains) and weights is None:
         span = int(np.prod([max(int(d), 1) for d in domains], dtype=object))
-        if weights is None and span <= max(4 * n, 1 << 16):
-            flat = np.bincount(key, minlength=span)
+        if span <= max(4 * n, 1 << 16):
+            flat = np.bincount(_mixed_key(cols, domains), minlength=span)
             uniq = np.flatnonzero(flat).astype(np.int64)
-            count = flat[uniq].astype(np.int64)
-        else:
-            codes, uniq = pd.factorize(key, sort=True)
-            count = np.bincount(codes, weights=weights, minlength=len(uniq))
-            count = np.rint(count).astype(np.int64) if weights is not None else count.astype(np.int64)
-            uniq = np.asarray(uniq, dtype=np.int64)
-        return _unmix(uniq, domains), count
-    frame = pd.DataFrame({f"c{j}": np.asarray(c, dtype=np.int64) for j, c in enumerate(cols)})
-    frame["w"] = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
-    grouped = frame.groupby([f"c{j}" for j in range(len(cols))], sort=True)["w"].sum()
-    return ([grouped.index.get_level_values(j).to_numpy(np.int64) for j in range(len(cols))],
-            grouped.to_numpy(np.int64))
+            return _unmix(uniq, domains), flat[uniq].astype(np.int64)
+    out, count = distinct_rows(cols, domains, None if weights is None else np.asarray(weights, dtype=np.float64))
+    return out, (np.rint(count).astype(np.int64) if count.dtype.kind == "f" else count.astype(np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -205,9 +199,26 @@ class Combos:
         """Records per QI combination (micro group), in :meth:`qi_groups` order."""
         return np.add.reduceat(self.count, self._qi_start) if len(self) else np.zeros(0, dtype=np.int64)
 
+    @cached_property
+    def groups(self) -> QIGroups:
+        """The distinct QI combinations (:meth:`qi_groups` order) as a :class:`core.counting.QIGroups`.
+
+        Kept with the combinations (memoised per dataset by :meth:`of`), so
+        the workload's true answers and every release that publishes the
+        table's QI columns are counted on one coding of the QI tuples.
+        """
+        start = self._qi_start
+        return QIGroups([c[start] for c in self.qi], self.domains, len(start))
+
     def records(self) -> Records:
-        """The table as weighted :class:`core.counting.Records` (one row per combination, weight = count)."""
-        return Records(self.qi, self.domains, self.sa, self.m, weights=self.count.astype(np.float64))
+        """The table as weighted :class:`core.counting.Records` (one row per combination, weight = count).
+
+        Coded by :attr:`groups`, so each attribute subset's index is one
+        ``bincount`` over the combinations.
+        """
+        group, _ = self.qi_groups()
+        return Records.on_groups(self.groups, group, self.sa, self.m, weights=self.count.astype(np.float64),
+                                 aggregate=False)
 
     # ---------------------------------------------------------- lookups
     @cached_property

@@ -278,7 +278,11 @@ def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
     Randomness used at query time (Laplace noise) comes from ``seed`` or, by
     default, from the release's seed, so an evaluation is reproducible.
     """
+    from .base import share_groups
+
     mech = get(release.mechanism)
+    # a workload drawn from the release's table brings the table's QI combinations: counted on once
+    share_groups(release, getattr(batches, "groups", None))
     batches = getattr(batches, "batches", batches)
     rng = np.random.default_rng([release.seed if seed is None else seed, 0x5EED])
     parts = [np.asarray(x, dtype=float) for x in mech.estimate_many(release, list(batches), rng)]

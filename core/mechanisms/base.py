@@ -170,19 +170,77 @@ class Mechanism:
 
 # ----------------------------------------------------------- shared helpers
 def published_records(release: Release, table: str = "release") -> Records:
-    """The published table's QI and SA codes as :class:`Records` (cached on the release)."""
+    """The published table's QI and SA codes as :class:`Records` (cached on the release).
+
+    Counted as cells over the table's QI combinations
+    (:func:`table_records`); a table known by its distinct rows and
+    counts (the Dask engine's) is weighted by the counts.
+    """
     cache = release.state.setdefault("_records", {}) if isinstance(release.state, dict) else {}
     if table in cache:
         return cache[table]
     t = release.tables[table]
-    qi = release.source["qi"]
     sa = release.source["sensitive"]
     count = getattr(t, "count", None)  # a table known by its distinct rows and counts (the Dask engine's)
     cols = t.columns if count is None else t.distinct
-    records = Records([cols[c] for c in qi], [len(t.labels[c]) for c in qi], cols[sa], len(t.labels[sa]),
-                      weights=None if count is None else count.astype(np.float64))
+    records = table_records(release, cols[sa], len(t.labels[sa]), table=table)
     cache[table] = records
     return records
+
+
+#: the key under which :func:`share_groups` leaves a table's QI combinations in ``release.state["_records"]``
+SHARED_GROUPS = "_qi_groups"
+
+
+def share_groups(release: Release, groups) -> None:
+    """Let ``release`` code its QI columns by ``groups`` (the :class:`core.counting.QIGroups` of its table).
+
+    Called before a release is evaluated on a workload drawn from its table
+    (:func:`core.mechanisms.estimate`): a release that publishes the
+    table's QI columns (UP, SPLU, SDR, RP, DBR: the same tuples in another
+    order) then counts every attribute subset with the subset ranks the
+    workload's true answers computed, instead of coding its own rows again.
+    A release whose rows are not all among ``groups`` (a table that drops
+    or generalises QI values) is coded on its own, as without this call;
+    either way the answers are those of the published rows.
+    """
+    if groups is None or not isinstance(release.state, dict):
+        return
+    cache = release.state.setdefault("_records", {})
+    cache.setdefault(SHARED_GROUPS, groups)
+
+
+def table_records(release: Release, target: np.ndarray, n_target: int, weights: np.ndarray | None = None,
+                  table: str = "release") -> Records:
+    """A published table's QI columns with ``target`` as :class:`Records`, counted on its distinct cells.
+
+    The rows are aggregated to their distinct (QI..., target) cells
+    (:meth:`core.counting.Records.on_rows`: one sort per batch of rows),
+    whose QI combinations are looked up among the table's groups shared
+    with :func:`share_groups` when every one is there.
+
+    Parameters
+    ----------
+    release : Release
+    target : ndarray (N,) of int
+        Target code of each row of the table (in its row order).
+    n_target : int
+    weights : ndarray (N,) of float, optional
+        Weight of each row; the rows of a table known by its distinct rows
+        (the Dask engine's) are weighted by their counts as well.
+    table : str
+        The published table.
+    """
+    cache = release.state.setdefault("_records", {}) if isinstance(release.state, dict) else {}
+    t = release.tables[table]
+    count = getattr(t, "count", None)
+    cols = t.columns if count is None else t.distinct
+    if count is not None:
+        count = np.asarray(count, dtype=np.float64)
+        weights = count if weights is None else np.asarray(weights, dtype=np.float64) * count
+    qi = release.source["qi"]
+    return Records.on_rows([cols[c] for c in qi], [len(t.labels[c]) for c in qi], target, n_target, weights,
+                           groups=cache.get(SHARED_GROUPS))
 
 
 def observed(release: Release, batch: QueryBatch, table: str = "release") -> tuple[np.ndarray, np.ndarray]:

@@ -94,7 +94,7 @@ from ..errors import NotEligible, ParameterError
 from ..params import Param
 from ..release import Release
 from ..table import Dataset
-from .base import Mechanism
+from .base import Mechanism, table_records
 from .uniform import RHO1, RHO2, check_rho, mle, perturb_keyed
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk
@@ -790,14 +790,12 @@ class SDR(Mechanism):
         cache = release.state.setdefault("_records", {})
         if "sdr" not in cache:
             t = release.tables["release"]
-            qi = release.source["qi"]
             sa = release.source["sensitive"]
             sub = np.asarray(t.columns[release.state["column"]], dtype=np.int64)
             p = np.asarray(release.state["p"], dtype=float)
-            cols = [t.columns[c] for c in qi]
-            doms = [len(t.labels[c]) for c in qi]
-            weighted = Records(cols, doms, t.columns[sa], len(t.labels[sa]), weights=1.0 / p[sub])
-            by_sub = Records(cols, doms, sub, len(p))
+            # each counted on its distinct cells (table_records), coded by the table's QI groups when shared
+            weighted = table_records(release, t.columns[sa], len(t.labels[sa]), weights=1.0 / p[sub])
+            by_sub = table_records(release, sub, len(p))
             cache["sdr"] = (weighted, by_sub)
         return cache["sdr"]
 

@@ -91,7 +91,7 @@ from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Published, Release
 from ..shuffle import permute, unpermute
 from ..table import Column, Dataset
-from .base import Mechanism, observed, published_records
+from .base import Mechanism, observed, published_records, table_records
 
 #: Cap on fixed-point iterations of the Bayesian reconstruction.  The paper
 #: reports a median of 16 and a mean of 325 iterations (§6.5); queries still
@@ -1026,12 +1026,10 @@ def joint_records(release: Release) -> Records:
             raise ParameterError("This SPLU release has no second sensitive attribute; sanitize with "
                                  "sa2=COLUMN to estimate joint counts.")
         t = release.tables["release"]
-        qi = release.source["qi"]
         sa = release.source["sensitive"]
         m1, m2 = len(t.labels[sa]), len(t.labels[sa2])
         target = t.columns[sa].astype(np.int64) * m2 + t.columns[sa2]
-        cache["splu-joint"] = Records([t.columns[c] for c in qi], [len(t.labels[c]) for c in qi],
-                                      target, m1 * m2)
+        cache["splu-joint"] = table_records(release, target, m1 * m2)
     return cache["splu-joint"]
 
 

@@ -95,13 +95,13 @@ def seed003(data: Dataset, queries: int = 1000, selectivity: float = 0.01, sa: s
         batches.append(QueryBatch(attrs=attrs, masks=tuple(masks[a][rows] for a in attrs), sa=sa_mask[rows]))
     records = records or data_records(data)
     # a fresh cache over the same columns: the projected indexes serve this workload only
-    counter = Records(records.qi_codes, records.domains, records.target, records.n_target, records.weights)
+    counter = records.fresh()
     true = true_answers(counter, batches)
     membership = np.stack([b.contains(true, data.n) for b in BANDS])
     return Workload(kind="seed003", seed=seed, n_records=data.n, batches=tuple(batches), true=true, bands=BANDS,
                     membership=membership,
                     settings={"queries": queries, "selectivity": selectivity, "sa": sa, "seed": seed,
-                              "dimensionality": qd.tolist() if queries <= 50 else None})
+                              "dimensionality": qd.tolist() if queries <= 50 else None}, groups=records.groups)
 
 
 def mse(true: np.ndarray, est: np.ndarray) -> float:
