@@ -183,7 +183,7 @@ def published_records(release: Release, table: str = "release") -> Records:
     sa = release.source["sensitive"]
     count = getattr(t, "count", None)  # a table known by its distinct rows and counts (the Dask engine's)
     cols = t.columns if count is None else t.distinct
-    records = table_records(release, cols[sa], len(t.labels[sa]), table=table)
+    records = table_records(release, cols[sa], len(t.labels[sa]), table=table, distinct=count is not None)
     cache[table] = records
     return records
 
@@ -211,7 +211,7 @@ def share_groups(release: Release, groups) -> None:
 
 
 def table_records(release: Release, target: np.ndarray, n_target: int, weights: np.ndarray | None = None,
-                  table: str = "release") -> Records:
+                  table: str = "release", distinct: bool = False) -> Records:
     """A published table's QI columns with ``target`` as :class:`Records`, counted on its distinct cells.
 
     The rows are aggregated to their distinct (QI..., target) cells
@@ -226,17 +226,21 @@ def table_records(release: Release, target: np.ndarray, n_target: int, weights: 
         Target code of each row of the table (in its row order).
     n_target : int
     weights : ndarray (N,) of float, optional
-        Weight of each row; the rows of a table known by its distinct rows
-        (the Dask engine's) are weighted by their counts as well.
+        Weight of each row.
     table : str
         The published table.
+    distinct : bool
+        ``target`` and ``weights`` follow the table's distinct rows
+        (``t.distinct``, a table the Dask engine knows by its distinct rows
+        and their ``count``), each then weighted by its count as well;
+        otherwise they follow ``t.columns``.
     """
     cache = release.state.setdefault("_records", {}) if isinstance(release.state, dict) else {}
     t = release.tables[table]
-    count = getattr(t, "count", None)
-    cols = t.columns if count is None else t.distinct
-    if count is not None:
-        count = np.asarray(count, dtype=np.float64)
+    cols = t.columns
+    if distinct:
+        cols = t.distinct
+        count = np.asarray(t.count, dtype=np.float64)
         weights = count if weights is None else np.asarray(weights, dtype=np.float64) * count
     qi = release.source["qi"]
     return Records.on_rows([cols[c] for c in qi], [len(t.labels[c]) for c in qi], target, n_target, weights,
