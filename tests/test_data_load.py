@@ -199,6 +199,36 @@ def test_csv_in_batches_is_byte_identical_to_the_frame_path(tmp_path):
     assert b"'=1+1" in expected and b"'-b" in expected  # formula-like cells neutralised
 
 
+@pytest.mark.parametrize("kinds", [(0,), (0, 1, 2), (0, 1, 2, 3, 4), (0, 1, 2, 3, 4, 5)])
+@pytest.mark.parametrize("n", [0, 1, 7, 2000])
+def test_csv_joined_from_formatted_labels_is_pandas_bytes(kinds, n):
+    """Each label formatted once, rows joined by Arrow: the bytes of neutralise(frame).to_csv, for awkward labels.
+
+    Quotes, commas, leading/trailing spaces, empty text, formula starts,
+    unicode, ints, floats (tiny, huge, -0.0, NaN), booleans, missing text,
+    plain int and float columns; a label with a line break (kind 5) takes
+    the pandas fallback, with the same bytes.
+    """
+    from core.release import neutralise
+
+    kinds_labels = [np.array(["a", "b,c", 'q"uote', " lead", "", "=cmd", "-1", "+x", "@y", "\tz", "é ü", "trail "],
+                             dtype=object),
+                    np.array([1, 2, 30000, -5], dtype=np.int64),
+                    np.array([0.1, 1e-5, 1e20, -0.0, 3.0, np.nan, 2.5e-300]),
+                    np.array([True, False]),
+                    np.array(["x", None, "y"], dtype=object),
+                    np.array(["multi\nline", "k"], dtype=object)]
+    rng = np.random.default_rng(n + len(kinds))
+    cols, labels = {}, {}
+    for j in kinds:
+        cols[f"c{j}"] = rng.integers(0, len(kinds_labels[j]), n).astype(np.uint8)
+        labels[f"c{j}"] = kinds_labels[j]
+    cols["gid"], labels["gid"] = rng.integers(-3, 900, n), None
+    cols["w"], labels["w"] = rng.random(n) * 1e3, None
+    frame = pd.DataFrame({c: (cols[c] if labels[c] is None else labels[c][cols[c]]) for c in cols})
+    assert b"".join(W.csv_chunks(cols, labels, batch_rows=333)) == neutralise(frame).to_csv(index=False).encode()
+
+
 def test_parquet_from_codes_is_dictionary_encoded_and_reads_back(tmp_path):
     cols, labels = _coded()
     W.write_parquet(tmp_path / "r.parquet", cols, labels, batch_rows=1000)

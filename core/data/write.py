@@ -233,9 +233,16 @@ def csv_chunks(columns: Mapping[str, np.ndarray], labels: Mapping[str, np.ndarra
     """The CSV text of a coded table, ``batch_rows`` rows at a time, the same bytes as the frame path.
 
     The frame path is ``neutralise(frame).to_csv(index=False)``; here text
-    labels are neutralised once, numeric columns keep their values, and
-    each batch of rows is decoded and formatted by pandas (header first).
+    labels are neutralised once and each distinct label is formatted once
+    by pandas (its CSV field exactly as pandas writes it in a column of its
+    type: quoting, number format); the rows are then joined from those
+    fields by Arrow, which is about ten times faster than formatting every
+    cell.  A label whose field spans lines (a quoted line break) makes the
+    table fall back to pandas formatting batch by batch: same bytes.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     from ..release import neutralise
 
     batch_rows = batch_rows or CSV_BATCH_ROWS
@@ -249,12 +256,57 @@ def csv_chunks(columns: Mapping[str, np.ndarray], labels: Mapping[str, np.ndarra
             lab = neutral_labels(lab)
         safe[c] = lab
     header = list(neutralise(pd.DataFrame(columns=names)).columns)
-    for i, lo in enumerate(range(0, max(n, 1), batch_rows)):
+    fields = {c: _fields(safe[c]) for c in names if safe[c] is not None}
+    if not names or any(f is None for f in fields.values()):
+        for i, lo in enumerate(range(0, max(n, 1), batch_rows)):
+            hi = min(n, lo + batch_rows)
+            frame = pd.DataFrame({h: (np.asarray(columns[c][lo:hi]) if safe[c] is None else
+                                      np.asarray(safe[c])[np.asarray(columns[c][lo:hi])])
+                                  for h, c in zip(header, names)})
+            yield frame.to_csv(index=False, header=(i == 0)).encode("utf-8")
+        return
+    yield pd.DataFrame(columns=header).to_csv(index=False).encode("utf-8")
+    for lo in range(0, n, batch_rows):
         hi = min(n, lo + batch_rows)
-        frame = pd.DataFrame({h: (np.asarray(columns[c][lo:hi]) if safe[c] is None else
-                                  np.asarray(safe[c])[np.asarray(columns[c][lo:hi])])
-                              for h, c in zip(header, names)})
-        yield frame.to_csv(index=False, header=(i == 0)).encode("utf-8")
+        texts = []
+        for c in names:
+            codes = np.asarray(columns[c][lo:hi])
+            field = fields.get(c)
+            if field is None:  # plain values: their distinct values formatted once
+                values, codes = np.unique(codes, return_inverse=True)
+                field = _fields(values)
+                if field is None:
+                    raise RuntimeError(f"plain column {c} formats across lines")
+            texts.append(pc.take(field, pa.array(codes.ravel())))
+        lines = pc.binary_join_element_wise(*texts, ",") if len(texts) > 1 else texts[0]
+        lines = pc.binary_join_element_wise(lines, "", os.linesep)
+        yield _string_bytes(lines)
+
+
+def _fields(values):
+    """Each value's CSV field as pandas writes it in a column of the values' type; None if one spans lines.
+
+    Formatted in a frame with a second column (sliced off), because a
+    row of a single empty field is written quoted (``""``) while in a wider
+    table it is written empty.
+    """
+    import pyarrow as pa
+
+    values = np.asarray(values)
+    text = pd.DataFrame({"v": values, "w": np.zeros(len(values), dtype=np.int8)}).to_csv(index=False, header=False)
+    lines = text.split(os.linesep)[:-1]
+    if len(lines) != len(values) or not all(line.endswith(",0") for line in lines):
+        return None
+    return pa.array([line[:-2] for line in lines], type=pa.string())
+
+
+def _string_bytes(array) -> bytes:
+    """The concatenated UTF-8 bytes of a string array's values (its data buffer between its first and last offset)."""
+    import pyarrow as pa
+
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32 if array.type == pa.string() else np.int64)
+    offsets = offsets[array.offset:array.offset + len(array) + 1]
+    return array.buffers()[2].to_pybytes()[int(offsets[0]):int(offsets[-1])]
 
 
 def write_csv(path: str | os.PathLike, columns: Mapping[str, np.ndarray],
