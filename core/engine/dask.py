@@ -272,17 +272,18 @@ def merge_task(*parts):
 MERGE_FANIN = 8
 
 
-def merge_tree(client, parts: list, key: str):
-    """One future of :meth:`Combos.merge` of every part, merged :data:`MERGE_FANIN` at a time on the workers.
+def merge_tree(client, parts: list, key: str, task=merge_task, *args):
+    """One future of every part merged, :data:`MERGE_FANIN` at a time on the workers (``task(*args, *parts)``).
 
-    The partitions' combinations are never all held at once by the client
-    (at 100M census rows they are about 33M rows, 2.3 GB as int64); the
-    merge is the same whatever the tree (counts of equal combinations
-    added, combinations sorted).
+    ``task`` is :func:`merge_task` (:meth:`Combos.merge`) or
+    :func:`merge_rows_task` (distinct published rows).  The partitions'
+    counts are never all held at once by the client (at 100M census rows
+    they are about 33M rows, 2.3 GB as int64); the merge is the same
+    whatever the tree (counts of equal rows added, rows sorted).
     """
     level, depth = list(parts), 0
     while len(level) > 1:
-        level = [client.submit(merge_task, *level[i:i + MERGE_FANIN], key=f"{key}-{depth}-{i}")
+        level = [client.submit(task, *args, *level[i:i + MERGE_FANIN], key=f"{key}-{depth}-{i}")
                  for i in range(0, len(level), MERGE_FANIN)]
         depth += 1
     return level[0]
@@ -294,13 +295,15 @@ def key_counts_task(enc: Encoded, summary, rank_by: str) -> np.ndarray:
     return np.bincount(key, minlength=n_keys).astype(np.int64)
 
 
-def apply_task(enc: Encoded, plan, summary, start: int, before: np.ndarray | None, bits: int,
+def apply_task(enc: Encoded, plan, summary, start: int, before: np.ndarray | None, bits: int | None,
                columns: Sequence[str], qi: Sequence[str]):
     """Apply the plan to one partition; cut its published records into buckets by order key.
 
     Returns ``(buckets, tally)``: bucket ``b`` holds the records whose
     order key has top bits ``b``, in input order, with their keys under
     ``"_key"``; ``tally`` is :meth:`Plan.tally` of the partition.
+    ``bits=None`` (evaluation: no order, no files): ``(distinct published
+    rows and their counts, tally)`` instead of buckets.
     """
     from .. import rng
     from .protocol import Chunk, ranks
@@ -316,6 +319,11 @@ def apply_task(enc: Encoded, plan, summary, start: int, before: np.ndarray | Non
         return [], tally
     keep = out.pop("_keep", None)
     table = output_columns(chunk, out, columns, qi, plan.keep_qi)
+    if bits is None:
+        if keep is not None:
+            keep = np.asarray(keep, dtype=bool)
+            table = {k: v[keep] for k, v in table.items()}
+        return distinct_rows(table, columns), tally
     keys = rng.order_keys(plan.seed, start, enc.n)
     if keep is not None:
         keep = np.asarray(keep, dtype=bool)
@@ -1078,14 +1086,16 @@ def _futures_per_partition(client, fn, items, *args, key: str):
     return [client.submit(fn, item, *args, key=f"{key}-{i}") for i, item in enumerate(items)]
 
 
-def run_plan(client, bound: Bound, plan, summary, token: str, bits: int | None = None):
+def run_plan(client, bound: Bound, plan, summary, token: str, rows_only: bool = False):
     """Apply ``plan`` on every partition: futures of ``(buckets, tally)`` and the parts' bit count.
 
-    ``bits`` defaults to :func:`core.engine.local.parts_bits` of the table's size.
+    The bit count is :func:`core.engine.local.parts_bits` of the table's
+    size; ``rows_only``: futures of ``(distinct rows, tally)`` (evaluation,
+    :func:`apply_task` with ``bits=None``) and ``None``.
     """
     from .local import parts_bits
 
-    bits = parts_bits(bound.n) if bits is None else bits
+    bits = None if rows_only else parts_bits(bound.n)
     combos = getattr(summary, "combos", summary) if plan.rank_by is not None else None  # key_of needs them
     [plan_f, summary_f] = client.scatter([plan, combos], broadcast=True, hash=False)
     befores: list = [None] * len(bound.encoded)
@@ -1267,11 +1277,13 @@ def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int,
     return dataclasses.replace(release, verdict=mech.guarantee(data, values, release))
 
 
-def release_rows_task(result, names: Sequence[str]):
+def rows_task(result):
     """The distinct published rows of one partition and their counts (evaluation needs no shuffle)."""
-    buckets = result[0]
-    merged = {c: np.concatenate([b[c] for b in buckets]) for c in names}
-    return distinct_rows(merged, names)
+    return result[0]
+
+
+def merge_rows_task(names: Sequence[str], *parts):
+    return merge_distinct(parts, names)
 
 
 def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, kind, settings,
@@ -1308,7 +1320,7 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         summary.combos  # noqa: B018  (the workload's true answers count on them, after the codes are freed)
         mech.check(data, values)
         plan = mech.plan(summary, values, seed)
-        results, _ = run_plan(client, bound, plan, summary, token, bits=0)
+        results, _ = run_plan(client, bound, plan, summary, token, rows_only=True)
         bound.encoded = []
         summary.release()
         totals: dict[str, int] = {}
@@ -1318,9 +1330,8 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         tables = {}
         if plan.table is not None:
             names = table_columns(plan, bound.qi)
-            rows = client.gather([client.submit(release_rows_task, r, names, key=f"rows-{token}-{i}")
-                                  for i, r in enumerate(results)])
-            distinct, count = merge_distinct(rows, names)
+            rows = [client.submit(rows_task, r, key=f"rows-{token}-{i}") for i, r in enumerate(results)]
+            distinct, count = client.gather(merge_tree(client, rows, f"rows-merge-{token}", merge_rows_task, names))
             tables[plan.table] = SummaryTable(names, distinct, count, table_labels(plan, bound))
         del results
         release = build_release(mech, data, values, seed, plan.published_result(tables, totals))

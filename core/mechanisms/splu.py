@@ -84,7 +84,7 @@ from ..counting import QueryBatch, Records
 from .. import guarantee as G
 from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import Param
-from ..partition import check_distinct_groups, distinct_value_groups, largest_feasible
+from ..partition import check_distinct_counts, check_distinct_groups, distinct_value_groups, largest_feasible
 from .. import rng as _rng
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
@@ -818,7 +818,8 @@ class SPLU(Mechanism):
     # ---------------------------------------------------------- protocol
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
         gamma = values["gamma"]
-        check_distinct_groups("gamma", gamma, data.sa_codes, data.sa_labels, data.m)
+        # the SA counts, not the records: on the Dask engine the data is its counts (no record arrays)
+        check_distinct_counts("gamma", gamma, np.asarray(data.sa_counts), data.sa_labels)
         if values.get("sa2"):
             col = self._second(data, values["sa2"])
             try:
