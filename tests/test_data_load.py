@@ -224,6 +224,7 @@ def test_csv_joined_from_formatted_labels_is_pandas_bytes(kinds, n):
         cols[f"c{j}"] = rng.integers(0, len(kinds_labels[j]), n).astype(np.uint8)
         labels[f"c{j}"] = kinds_labels[j]
     cols["gid"], labels["gid"] = rng.integers(-3, 900, n), None
+    cols["big"], labels["big"] = rng.integers(0, 2**63 - 1, n, dtype=np.uint64) * np.uint64(2), None
     cols["w"], labels["w"] = rng.random(n) * 1e3, None
     frame = pd.DataFrame({c: (cols[c] if labels[c] is None else labels[c][cols[c]]) for c in cols})
     assert b"".join(W.csv_chunks(cols, labels, batch_rows=333)) == neutralise(frame).to_csv(index=False).encode()

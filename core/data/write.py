@@ -272,7 +272,10 @@ def csv_chunks(columns: Mapping[str, np.ndarray], labels: Mapping[str, np.ndarra
         for c in names:
             codes = np.asarray(columns[c][lo:hi])
             field = fields.get(c)
-            if field is None:  # plain values: their distinct values formatted once
+            if field is None and codes.dtype.kind in "iu":  # plain integers: decimal digits, as pandas writes them
+                texts.append(pa.array(codes).cast(pa.string()))
+                continue
+            if field is None:  # other plain values: their distinct values formatted once
                 values, codes = np.unique(codes, return_inverse=True)
                 field = _fields(values)
                 if field is None:
