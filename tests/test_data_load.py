@@ -358,3 +358,12 @@ def test_a_release_folder_reads_back_with_pandas(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["_manifest.json", "part-00000.parquet"]
     frame = pd.read_parquet(out)
     assert len(frame) == 3000 and "occupation" in frame.columns
+
+
+@pytest.mark.parametrize("room", [6.0, -100.0])  # -100: too few keys under the limit, every key ranked instead
+def test_sample_rows_are_the_smallest_order_keys(room):
+    from core import rng
+
+    for total, n in ((10, 3), (1000, 1000), (5000, 1), (300_000, 20_000), (7, 0)):
+        got = np.sort(L._smallest_keys(4, total, n, room))
+        assert np.array_equal(got, np.sort(np.argsort(rng.order_keys(4, 0, total), kind="stable")[:n]))

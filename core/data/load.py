@@ -310,19 +310,7 @@ class Source:
 
         total = self.count_rows()
         n = int(min(n, total))
-        # smallest-n keys: a threshold from batches, so memory stays O(n)
-        best = np.empty(0, dtype=np.uint64)
-        best_pos = np.empty(0, dtype=np.int64)
-        for start in range(0, total, BATCH_ROWS):
-            count = min(BATCH_ROWS, total - start)
-            keys = rng.order_keys(seed, start, count)
-            keys = np.concatenate((best, keys))
-            pos = np.concatenate((best_pos, np.arange(start, start + count, dtype=np.int64)))
-            if len(keys) > n:
-                part = np.argpartition(keys, n - 1)[:n] if n else np.empty(0, dtype=np.int64)
-                keys, pos = keys[part], pos[part]
-            best, best_pos = keys, pos
-        chosen = np.sort(best_pos)
+        chosen = np.sort(_smallest_keys(seed, total, n))
         pieces, start = [], 0
         for batch in self.batches(list(self.columns)):
             length = len(next(iter(batch.values())))
@@ -365,6 +353,47 @@ def _is_text(arrow_type) -> bool:
     import pyarrow as pa
 
     return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+
+
+def _smallest_keys(seed: int, total: int, n: int, room: float = 6.0) -> np.ndarray:
+    """Positions of the ``n`` records of ``0 .. total - 1`` with the smallest :func:`core.rng.order_keys`.
+
+    The keys are uniform on 64 bits, so the ``n`` smallest lie below about
+    ``n / total`` of the range: each batch keeps only its keys under a
+    limit with six standard deviations of room (one comparison a record),
+    and the ``n`` smallest are picked among those.  If fewer than ``n`` fall
+    under it (never seen; possible in principle) every key is ranked in
+    batches, keeping the ``n`` best so far.  Memory stays O(n).
+    """
+    from .. import rng
+
+    if n <= 0:
+        return np.empty(0, dtype=np.int64)
+    if n < total:
+        frac = max(0.0, (n + room * np.sqrt(n) + 64) / total)
+        if frac < 1:
+            limit = np.uint64(int(frac * 2.0**64))
+            keys, pos = [], []
+            for start in range(0, total, BATCH_ROWS * 4):
+                count = min(BATCH_ROWS * 4, total - start)
+                k = rng.order_keys(seed, start, count)
+                sel = np.flatnonzero(k < limit)
+                keys.append(k[sel])
+                pos.append(sel + start)
+            keys, pos = np.concatenate(keys), np.concatenate(pos)
+            if len(keys) >= n:
+                return pos[np.argpartition(keys, n - 1)[:n]]
+    best = np.empty(0, dtype=np.uint64)
+    best_pos = np.empty(0, dtype=np.int64)
+    for start in range(0, total, BATCH_ROWS):
+        count = min(BATCH_ROWS, total - start)
+        keys = np.concatenate((best, rng.order_keys(seed, start, count)))
+        pos = np.concatenate((best_pos, np.arange(start, start + count, dtype=np.int64)))
+        if len(keys) > n:
+            part = np.argpartition(keys, n - 1)[:n]
+            keys, pos = keys[part], pos[part]
+        best, best_pos = keys, pos
+    return best_pos
 
 
 def _to_pandas(array) -> pd.Series:
