@@ -89,7 +89,11 @@ def _mix32(x: np.ndarray) -> np.ndarray:
 
 
 def _feistel(x: np.ndarray, h: np.ndarray, rk: np.ndarray, inv: np.ndarray) -> np.ndarray:
-    """One pass of the network on uint32 values of ``2h <= 32`` bits; ``rk[inv]`` the round keys (uint32)."""
+    """One pass of the network on uint32 values of ``2h <= 32`` bits; ``rk[inv]`` the round keys (uint32).
+
+    The reference form (whole-array operations); :func:`_network` computes
+    the same values block by block and is what :func:`permute` runs.
+    """
     hs = h.astype(np.uint32)
     mask = (np.uint32(1) << hs) - np.uint32(1)
     left = (x >> hs) & mask
@@ -103,6 +107,134 @@ def _feistel(x: np.ndarray, h: np.ndarray, rk: np.ndarray, inv: np.ndarray) -> n
     left <<= hs
     left |= right
     return left
+
+
+#: elements per block of the network (:func:`_network`): the block's working arrays stay in the core's cache
+BLOCK = 1 << 15
+
+
+def _network(x: np.ndarray, hs, mask, rk: np.ndarray, kidx: np.ndarray | None, inverse: bool = False) -> np.ndarray:
+    """One pass of the Feistel network (or its inverse) on uint32 values of ``2h <= 32`` bits; a new array.
+
+    Parameters
+    ----------
+    x : ndarray of uint32
+    hs, mask : np.uint32 or ndarray of uint32 aligned with ``x``
+        Half width ``h`` and ``2**h - 1``, one for all elements or one each.
+    rk : ndarray (K, ROUNDS) of uint32
+        Round keys of the K distinct keys.
+    kidx : ndarray of intp aligned with ``x``, or None
+        Each element's row of ``rk`` (None: all elements use row 0).
+    inverse : bool
+        Run the rounds in reverse (:func:`_feistel_inverse`).
+
+    The values are exactly those of :func:`_feistel` / :func:`_feistel_inverse`
+    (the same operations on the same uint32 words); the work is done in
+    blocks of :data:`BLOCK` elements with preallocated scratch arrays, so the
+    72 operations of a pass run on data in the cache and allocate nothing per
+    round (3x faster than whole-array operations on a million elements).
+    """
+    n = len(x)
+    out = np.empty(n, dtype=np.uint32)
+    size = min(n, BLOCK)
+    a, b, f, t, kbuf = (np.empty(size, dtype=np.uint32) for _ in range(5))
+    rounds = range(ROUNDS - 1, -1, -1) if inverse else range(ROUNDS)
+    scalar = np.ndim(hs) == 0
+    keys = rk.T.copy() if kidx is not None else None  # (ROUNDS, K): one contiguous row per round
+    m1, m2 = np.uint32(0x7FEB352D), np.uint32(0x846CA68B)
+    s15, s16 = np.uint32(15), np.uint32(16)
+    for lo in range(0, n, BLOCK):
+        hi = min(n, lo + BLOCK)
+        k = hi - lo
+        xb = x[lo:hi]
+        h = hs if scalar else hs[lo:hi]
+        m = mask if scalar else mask[lo:hi]
+        left, right, fb, tb = a[:k], b[:k], f[:k], t[:k]
+        np.right_shift(xb, h, out=left)
+        np.bitwise_and(left, m, out=left)
+        np.bitwise_and(xb, m, out=right)
+        kb = None if kidx is None else kidx[lo:hi]
+        for i in rounds:
+            key = rk[0, i] if kb is None else keys[i].take(kb, out=kbuf[:k])
+            np.add(left if inverse else right, key, out=fb)
+            np.right_shift(fb, s16, out=tb)  # lowbias32 (_mix32), in place
+            fb ^= tb
+            fb *= m1
+            np.right_shift(fb, s15, out=tb)
+            fb ^= tb
+            fb *= m2
+            np.right_shift(fb, s16, out=tb)
+            fb ^= tb
+            fb &= m
+            if inverse:  # (L, R) <- (R ^ F_i(L), L)
+                fb ^= right
+                left, right, fb = fb, left, right
+            else:  # (L, R) <- (R, L ^ F_i(R))
+                fb ^= left
+                left, right, fb = right, fb, left
+        np.left_shift(left, h, out=left)
+        np.bitwise_or(left, right, out=out[lo:hi])
+    return out
+
+
+def _key_index(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)`` for non-negative int keys, by counting when their range is small."""
+    if len(key) and int(key.min()) >= 0:
+        top = int(key.max())
+        if top < (1 << 16) and top <= 4 * len(key):
+            present = np.bincount(key, minlength=top + 1) > 0
+            uniq = np.flatnonzero(present)
+            lut = np.zeros(top + 1, dtype=np.intp)
+            lut[uniq] = np.arange(len(uniq))
+            return uniq.astype(key.dtype), lut[key]
+    uniq, inv = np.unique(key, return_inverse=True)
+    return uniq, inv.reshape(-1)
+
+
+def _walk(seed: int, purpose: str, key: np.ndarray, x: np.ndarray, size: np.ndarray, inverse: bool) -> np.ndarray:
+    """The cycle-walked network (or its inverse) of ``x`` under each element's key; ``size <= 2**32``, all > SMALL.
+
+    ``key`` and ``size`` may be 0-d (the same for every element).
+    """
+    if np.ndim(key) == 0:  # one key for every element
+        uniq, inv = np.asarray(key, dtype=np.int64).reshape(1), None
+    else:
+        uniq, inv = _key_index(key)
+    rk_u = (round_keys(seed, purpose, uniq) >> np.uint64(32)).astype(np.uint32)
+    kidx = inv if len(uniq) > 1 else None
+    lo_size, hi_size = int(np.min(size)), int(np.max(size))
+    if lo_size == hi_size:  # one size (every key of the same size): scalar width and bound
+        h = int(half_bits(np.array([lo_size]))[0])
+        hs, mask = np.uint32(h), np.uint32((1 << h) - 1)
+        bound = np.uint64(lo_size) if lo_size >= 2**32 else np.uint32(lo_size)
+    else:
+        hs = half_bits(size).astype(np.uint32)
+        mask = (np.uint32(1) << hs) - np.uint32(1)
+        bound = size.astype(np.uint32 if hi_size < 2**32 else np.uint64)
+    res = _network(x.astype(np.uint32), hs, mask, rk_u, kidx, inverse)
+    todo = np.flatnonzero(res >= bound)
+    while len(todo):  # cycle walking: fewer than 4 passes on average
+        each = np.ndim(hs) > 0
+        res[todo] = _network(res[todo], hs[todo] if each else hs, mask[todo] if each else mask, rk_u,
+                             None if kidx is None else kidx[todo], inverse)
+        todo = todo[res[todo] >= (bound[todo] if each else bound)]
+    return res
+
+
+def _one_size(seed: int, purpose: str, key: np.ndarray, x: np.ndarray, size: np.ndarray,
+              inverse: bool) -> np.ndarray:
+    """:func:`permute` (or :func:`unpermute`) when every element's key has the same ``size > SMALL`` (a 0-d array)."""
+    shape = np.broadcast_shapes(key.shape, x.shape)
+    x = np.broadcast_to(x, shape).reshape(-1)
+    if len(x) and (int(x.min()) < 0 or int(x.max()) >= int(size)):
+        raise ValueError(f"every {'position' if inverse else 'rank'} must lie in 0 .. size - 1")
+    if int(size) > 2**32:
+        raise ValueError("a key of more than 2**32 elements cannot be permuted")
+    if not len(x):
+        return np.zeros(shape, dtype=np.int64)
+    if key.ndim:
+        key = np.broadcast_to(key, shape).reshape(-1)
+    return _walk(seed, purpose, key, x, size, inverse).astype(np.int64).reshape(shape)
 
 
 def permute(seed: int, purpose: str, key, rank, size) -> np.ndarray:
@@ -130,8 +262,10 @@ def permute(seed: int, purpose: str, key, rank, size) -> np.ndarray:
     >>> sorted(permute(1, "demo", 0, np.arange(10), 10).tolist())
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     """
-    key, rank, size = np.broadcast_arrays(np.asarray(key, dtype=np.int64), np.asarray(rank, dtype=np.int64),
-                                          np.asarray(size, dtype=np.int64))
+    key, rank, size = (np.asarray(v, dtype=np.int64) for v in (key, rank, size))
+    if size.ndim == 0 and int(size) > SMALL:  # one big size (a column of SPLU's layout): no per-element arrays
+        return _one_size(seed, purpose, key, rank, size, False)
+    key, rank, size = np.broadcast_arrays(key, rank, size)
     shape = key.shape
     key, rank, size = key.ravel(), rank.ravel(), size.ravel()
     if np.any((rank < 0) | (rank >= size)):
@@ -142,20 +276,16 @@ def permute(seed: int, purpose: str, key, rank, size) -> np.ndarray:
     small = size <= SMALL
     if small.any():
         out[small] = _small(seed, purpose, key[small], rank[small], size[small]).astype(np.uint64)
-    big = np.flatnonzero(~small)
-    if len(big):
-        uniq, inv = np.unique(key[big], return_inverse=True)
-        if int(size[big].max()) > 2**32:
+    if small.all():
+        return out.astype(np.int64).reshape(shape)
+    if not small.any():  # every element is big: no selection copies
+        if int(size.max()) > 2**32:
             raise ValueError("a key of more than 2**32 elements cannot be permuted")
-        rk_u = (round_keys(seed, purpose, uniq) >> np.uint64(32)).astype(np.uint32)
-        h = half_bits(size[big])
-        usize = size[big].astype(np.uint32 if int(size[big].max()) < 2**32 else np.uint64)
-        res = _feistel(out[big].astype(np.uint32), h, rk_u, inv)
-        todo = np.flatnonzero(res >= usize)
-        while len(todo):  # cycle walking: fewer than 4 passes on average
-            res[todo] = _feistel(res[todo], h[todo], rk_u, inv[todo])
-            todo = todo[res[todo] >= usize[todo]]
-        out[big] = res
+        return _walk(seed, purpose, key, rank, size, False).astype(np.int64).reshape(shape)
+    big = np.flatnonzero(~small)
+    if int(size[big].max()) > 2**32:
+        raise ValueError("a key of more than 2**32 elements cannot be permuted")
+    out[big] = _walk(seed, purpose, key[big], out[big], size[big], False)
     return out.astype(np.int64).reshape(shape)
 
 
@@ -253,8 +383,10 @@ def unpermute(seed: int, purpose: str, key, pos, size) -> np.ndarray:
     >>> bool(np.array_equal(unpermute(1, "demo", 0, permute(1, "demo", 0, r, 300), 300), r))
     True
     """
-    key, pos, size = np.broadcast_arrays(np.asarray(key, dtype=np.int64), np.asarray(pos, dtype=np.int64),
-                                         np.asarray(size, dtype=np.int64))
+    key, pos, size = (np.asarray(v, dtype=np.int64) for v in (key, pos, size))
+    if size.ndim == 0 and int(size) > SMALL:
+        return _one_size(seed, purpose, key, pos, size, True)
+    key, pos, size = np.broadcast_arrays(key, pos, size)
     shape = key.shape
     key, pos, size = key.ravel(), pos.ravel(), size.ravel()
     if np.any((pos < 0) | (pos >= size)):
@@ -273,18 +405,14 @@ def unpermute(seed: int, purpose: str, key, pos, size) -> np.ndarray:
         words = np.where(j[None, :] < n_of[:, None], words, np.uint64(2**64 - 1))
         order = np.argsort(words, axis=1, kind="stable")  # order[key, position] = rank
         out[small] = order[inv, p].astype(np.uint64)
-    big = np.flatnonzero(~small)
-    if len(big):
-        uniq, inv = np.unique(key[big], return_inverse=True)
-        if int(size[big].max()) > 2**32:
+    if small.all():
+        return out.astype(np.int64).reshape(shape)
+    if not small.any():
+        if int(size.max()) > 2**32:
             raise ValueError("a key of more than 2**32 elements cannot be permuted")
-        rk_u = (round_keys(seed, purpose, uniq) >> np.uint64(32)).astype(np.uint32)
-        h = half_bits(size[big])
-        usize = size[big].astype(np.uint32)
-        res = _feistel_inverse(out[big].astype(np.uint32), h, rk_u, inv)
-        todo = np.flatnonzero(res >= usize)
-        while len(todo):
-            res[todo] = _feistel_inverse(res[todo], h[todo], rk_u, inv[todo])
-            todo = todo[res[todo] >= usize[todo]]
-        out[big] = res
+        return _walk(seed, purpose, key, pos, size, True).astype(np.int64).reshape(shape)
+    big = np.flatnonzero(~small)
+    if int(size[big].max()) > 2**32:
+        raise ValueError("a key of more than 2**32 elements cannot be permuted")
+    out[big] = _walk(seed, purpose, key[big], out[big], size[big], True)
     return out.astype(np.int64).reshape(shape)

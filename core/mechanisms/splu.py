@@ -151,6 +151,37 @@ def decoy_draw(sa_codes: np.ndarray, group: np.ndarray, p: float, rng: np.random
 
 
 # ------------------------------------------------------------------ the plan
+def _bitmap(values: np.ndarray, span: int) -> tuple[np.ndarray, int]:
+    """A membership filter of ``values`` (ints in ``0 .. span - 1``): ``(bits, mask)``, ``bits[v & mask]`` True for each.
+
+    ``2**k >= 32 len(values)`` entries (at least 2**16), or ``span``'s power of
+    two when that is smaller (then the filter is exact).
+    """
+    k = max(16, int(32 * max(1, len(values)) - 1).bit_length())
+    k = min(k, max(1, int(span - 1).bit_length()))
+    bits = np.zeros(1 << k, dtype=bool)
+    bits[np.asarray(values, dtype=np.int64) & ((1 << k) - 1)] = True
+    return bits, (1 << k) - 1
+
+
+def _candidates(c: np.ndarray, i: np.ndarray, col: int, filt: tuple[np.ndarray, int]) -> np.ndarray:
+    """Positions where ``c == col`` and ``i`` may be one of a column's overrides (a superset; callers check exactly).
+
+    A column's overrides (from a few to tens of thousands among up to
+    N / gamma indices) pass ``filt`` (:func:`_bitmap`); about one other
+    element in 32 does, so the exact search runs on a few percent of the
+    column instead of all of it (the same hits).
+    """
+    bits, mask = filt
+    maybe = bits[i & mask]
+    if c.ndim == 0 or (c.ndim == 1 and c.size and c.strides[0] == 0):  # one column for every element
+        if int(c.flat[0]) != col:
+            return np.zeros(0, dtype=np.intp)
+    else:
+        maybe &= c == col
+    return np.flatnonzero(maybe)
+
+
 class DecoyLayout:
     """SPLU-Gen's decoy groups from the SA counts: which group a record joins and who its group's members are.
 
@@ -204,6 +235,7 @@ class DecoyLayout:
         self.over_idx: dict[int, np.ndarray] = {}   # column -> overridden indices (sorted)
         self.over_row: dict[int, np.ndarray] = {}   # ... and their rows
         self.residual_rows = np.zeros(0, dtype=np.int64)
+        self._filters: dict = {}  # (kind, column) -> membership filter of its overrides (built on first use)
         # values whose run is cut (by a column boundary or the residue): only their records' order inside the
         # run decides anything, since every column's rows are permuted anyway
         end = self.start + counts
@@ -231,10 +263,12 @@ class DecoyLayout:
 
     def row(self, c, i: np.ndarray) -> np.ndarray:
         """Group of column ``c``'s index ``i`` (mixed layout), overrides applied."""
-        c = np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(i))
+        c = np.asarray(c, dtype=np.int64)
+        i = np.asarray(i, dtype=np.int64)
         out = permute(self.seed, f"{self.prefix}/column", c, i, self.r)
+        c = np.broadcast_to(c, np.shape(i))
         for col, idx in self.over_idx.items():
-            sel = np.flatnonzero(c == col)
+            sel = _candidates(c, i, col, self._filter("idx", col, idx))
             if not len(sel):
                 continue
             j = np.searchsorted(idx, i[sel])
@@ -244,10 +278,12 @@ class DecoyLayout:
 
     def index(self, c, g: np.ndarray) -> np.ndarray:
         """The index in column ``c`` whose group is ``g`` (inverse of :meth:`row`)."""
-        c = np.broadcast_to(np.asarray(c, dtype=np.int64), np.shape(g))
+        c = np.asarray(c, dtype=np.int64)
+        g = np.asarray(g, dtype=np.int64)
         out = unpermute(self.seed, f"{self.prefix}/column", c, g, self.r)
+        c = np.broadcast_to(c, np.shape(g))
         for col, rows in self.over_row.items():
-            sel = np.flatnonzero(c == col)
+            sel = _candidates(c, g, col, self._filter("row", col, rows))
             if not len(sel):
                 continue
             by_row = np.argsort(rows)
@@ -256,6 +292,13 @@ class DecoyLayout:
             hit = (j < len(rows)) & (rows[by_row][jj] == g[sel])
             out[sel[hit]] = self.over_idx[int(col)][by_row[jj[hit]]]
         return out
+
+    def _filter(self, kind: str, col: int, values: np.ndarray) -> tuple[np.ndarray, int]:
+        """The :func:`_bitmap` of a column's overridden indices (``"idx"``) or rows (``"row"``), kept once built."""
+        filt = self._filters.get((kind, col))
+        if filt is None:
+            filt = self._filters[(kind, col)] = _bitmap(values, self.r)
+        return filt
 
     # ---------------------------------------------------------- building (mixed)
     def _fix_straddles(self) -> None:
