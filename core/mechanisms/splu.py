@@ -164,24 +164,6 @@ def _bitmap(values: np.ndarray, span: int) -> tuple[np.ndarray, int]:
     return bits, (1 << k) - 1
 
 
-def _candidates(c: np.ndarray, i: np.ndarray, col: int, filt: tuple[np.ndarray, int]) -> np.ndarray:
-    """Positions where ``c == col`` and ``i`` may be one of a column's overrides (a superset; callers check exactly).
-
-    A column's overrides (from a few to tens of thousands among up to
-    N / gamma indices) pass ``filt`` (:func:`_bitmap`); about one other
-    element in 32 does, so the exact search runs on a few percent of the
-    column instead of all of it (the same hits).
-    """
-    bits, mask = filt
-    maybe = bits[i & mask]
-    if c.ndim == 0 or (c.ndim == 1 and c.size and c.strides[0] == 0):  # one column for every element
-        if int(c.flat[0]) != col:
-            return np.zeros(0, dtype=np.intp)
-    else:
-        maybe &= c == col
-    return np.flatnonzero(maybe)
-
-
 class DecoyLayout:
     """SPLU-Gen's decoy groups from the SA counts: which group a record joins and who its group's members are.
 
@@ -263,34 +245,64 @@ class DecoyLayout:
 
     def row(self, c, i: np.ndarray) -> np.ndarray:
         """Group of column ``c``'s index ``i`` (mixed layout), overrides applied."""
-        c = np.asarray(c, dtype=np.int64)
-        i = np.asarray(i, dtype=np.int64)
-        out = permute(self.seed, f"{self.prefix}/column", c, i, self.r)
-        c = np.broadcast_to(c, np.shape(i))
-        for col, idx in self.over_idx.items():
-            sel = _candidates(c, i, col, self._filter("idx", col, idx))
-            if not len(sel):
-                continue
-            j = np.searchsorted(idx, i[sel])
-            hit = (j < len(idx)) & (idx[np.minimum(j, len(idx) - 1)] == i[sel])
-            out[sel[hit]] = self.over_row[int(col)][j[hit]]
-        return out
+        return self._by_column(c, i, self._row_one)
 
     def index(self, c, g: np.ndarray) -> np.ndarray:
         """The index in column ``c`` whose group is ``g`` (inverse of :meth:`row`)."""
+        return self._by_column(c, g, self._index_one)
+
+    @staticmethod
+    def _by_column(c, x, one) -> np.ndarray:
+        """``one(col, x[c == col])`` for each column present in ``c``, put back in place.
+
+        Each column is one keyed permutation: evaluated with its key as a
+        scalar (:func:`core.shuffle.permute`'s one-key path) it needs no
+        per-element round keys.
+        """
         c = np.asarray(c, dtype=np.int64)
-        g = np.asarray(g, dtype=np.int64)
-        out = unpermute(self.seed, f"{self.prefix}/column", c, g, self.r)
-        c = np.broadcast_to(c, np.shape(g))
-        for col, rows in self.over_row.items():
-            sel = _candidates(c, g, col, self._filter("row", col, rows))
-            if not len(sel):
-                continue
-            by_row = np.argsort(rows)
-            j = np.searchsorted(rows[by_row], g[sel])
-            jj = np.minimum(j, len(rows) - 1)
-            hit = (j < len(rows)) & (rows[by_row][jj] == g[sel])
-            out[sel[hit]] = self.over_idx[int(col)][by_row[jj[hit]]]
+        x = np.asarray(x, dtype=np.int64)
+        if c.ndim == 0:
+            return one(int(c), x.reshape(-1)).reshape(x.shape)
+        c, x = np.broadcast_arrays(c, x)
+        shape = x.shape
+        c, x = c.reshape(-1), x.reshape(-1)
+        if not len(x):
+            return np.zeros(shape, dtype=np.int64)
+        cols = np.flatnonzero(np.bincount(c))
+        if len(cols) == 1:
+            return one(int(cols[0]), x).reshape(shape)
+        out = np.empty(len(x), dtype=np.int64)
+        for col in cols:
+            sel = np.flatnonzero(c == col)
+            out[sel] = one(int(col), x[sel])
+        return out.reshape(shape)
+
+    def _row_one(self, col: int, i: np.ndarray) -> np.ndarray:
+        out = permute(self.seed, f"{self.prefix}/column", col, i, self.r)
+        idx = self.over_idx.get(col)
+        if idx is not None and len(i):
+            bits, mask = self._filter("idx", col, idx)
+            sel = np.flatnonzero(bits[i & mask])  # the overridden indices and about 1 in 32 others
+            if len(sel):
+                j = np.searchsorted(idx, i[sel])
+                hit = (j < len(idx)) & (idx[np.minimum(j, len(idx) - 1)] == i[sel])
+                out[sel[hit]] = self.over_row[col][j[hit]]
+        return out
+
+    def _index_one(self, col: int, g: np.ndarray) -> np.ndarray:
+        out = unpermute(self.seed, f"{self.prefix}/column", col, g, self.r)
+        rows = self.over_row.get(col)
+        if rows is not None and len(g):
+            bits, mask = self._filter("row", col, rows)
+            sel = np.flatnonzero(bits[g & mask])
+            if len(sel):
+                by_row = self._filters.get(("by_row", col))
+                if by_row is None:
+                    by_row = self._filters[("by_row", col)] = np.argsort(rows)
+                j = np.searchsorted(rows[by_row], g[sel])
+                jj = np.minimum(j, len(rows) - 1)
+                hit = (j < len(rows)) & (rows[by_row][jj] == g[sel])
+                out[sel[hit]] = self.over_idx[col][by_row[jj[hit]]]
         return out
 
     def _filter(self, kind: str, col: int, values: np.ndarray) -> tuple[np.ndarray, int]:
