@@ -7,6 +7,7 @@ Usage::
     .venv/bin/python bench/latency.py --only sanitize,pages --json out.json
     .venv/bin/python bench/latency.py --only sanitize --mechs mondrian,priview --presses 7
     .venv/bin/python bench/latency.py --only none --census  # only the 5M-row case (minutes to set up)
+    .venv/bin/python bench/latency.py --only none --census --mechs sdr,anatomy  # other mechanisms at 5M
 
 What is timed (issue 13 §5), all on Adult (occupation as the sensitive attribute, seed 1):
 
@@ -23,7 +24,8 @@ What is timed (issue 13 §5), all on Adult (occupation as the sensitive attribut
   main parameter), click to the end of the run, progress shown (target 6 s).
 * **Report**: "Build the report", click to the download button (target 5 s), after the map.
 * **census 5M** (opt-in, ``--census``; issue 15): the Sanitize slider of SPLU-Gen (gamma) and UP (its
-  first slider) on ``census:5000000``, timed as on Adult once the table is loaded (target 1 s).
+  first slider) on ``census:5000000``, or of the mechanisms ``--mechs`` names, timed as on Adult once
+  the table is loaded (target 1 s), with the time until the page settled.
 
 "End of the rerun" is Streamlit's own signal: the ``data-test-script-state`` attribute of the app
 root going from ``running`` to ``notRunning``, recorded in the page by a MutationObserver with
@@ -300,9 +302,11 @@ CENSUS_ROWS = 5_000_000
 CENSUS_MECHANISMS = ("splu", "uniform")
 
 
-def census(browser, server: Server, rows: int = CENSUS_ROWS, presses: int = 3) -> dict:
+def census(browser, server: Server, rows: int = CENSUS_ROWS, presses: int = 3,
+           mechanisms=CENSUS_MECHANISMS) -> dict:
     """The Sanitize slider on ``census:rows``: the table is loaded (and each mechanism's first release
-    made) before the clock starts; then each key press is timed as on Adult."""
+    made) before the clock starts; then each key press is timed as on Adult (``mechanisms``: any of
+    :data:`MECHANISMS`, ``--mechs`` with ``--census``)."""
     query = f"data=census:{rows}&sa=occupation&seed=1"
     start = time.perf_counter()
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -311,7 +315,7 @@ def census(browser, server: Server, rows: int = CENSUS_ROWS, presses: int = 3) -
     finally:
         page.close()
     out = {"setup seconds": time.perf_counter() - start}
-    out.update(sanitize(browser, server, presses, CENSUS_MECHANISMS, query, timeout=900))
+    out.update(sanitize(browser, server, presses, mechanisms, query, timeout=900))
     return out
 
 
@@ -334,9 +338,11 @@ def table(results: dict) -> str:
             rows.append(("Sanitize slider until the page settled (nearest-setting fix shown), median",
                          statistics.median(after.values()), None))
     big = results.get("census", {})
-    for k in CENSUS_MECHANISMS:
-        if k in big:
-            rows.append((f"Sanitize slider on census:{CENSUS_ROWS:,}, {k} (median)", big[k], 1.0))
+    for k, v in big.items():
+        if k in MECHANISMS:
+            settled = big.get("_settled", {}).get(k)
+            rows.append((f"Sanitize slider on census:{CENSUS_ROWS:,}, {k} (median"
+                         + (f"; settled {settled:.2f})" if settled is not None else ")"), v, 1.0))
     for k, v in results.get("pages", {}).items():
         rows.append((f"open {k}", v, TARGETS["pages"]))
     if results.get("query"):
@@ -362,10 +368,16 @@ def main(argv=None) -> int:
     ap.add_argument("--census", action="store_true",
                     help=f"also time the Sanitize slider on census:{CENSUS_ROWS:,} (opt-in: loading the table "
                          "takes minutes and several GB)")
-    ap.add_argument("--mechs", default=",".join(MECHANISMS), help="comma separated mechanisms for 'sanitize'")
+    ap.add_argument("--mechs", default=None,
+                    help="comma separated mechanisms for 'sanitize' (default: all) and for --census (default: "
+                         f"{','.join(CENSUS_MECHANISMS)})")
     ap.add_argument("--presses", type=int, default=3, help="key presses per slider (the median is reported)")
     args = ap.parse_args(argv)
-    mechs = tuple(m.strip() for m in args.mechs.split(",") if m.strip())
+    mechs = tuple(m.strip() for m in (args.mechs or ",".join(MECHANISMS)).split(",") if m.strip())
+    unknown = [m for m in mechs if m not in MECHANISMS]
+    if unknown:
+        ap.error(f"unknown mechanism(s) {', '.join(unknown)}; choose from {', '.join(MECHANISMS)}")
+    census_mechs = mechs if args.mechs else CENSUS_MECHANISMS
     from playwright.sync_api import sync_playwright
 
     wanted = {w.strip() for w in args.only.split(",") if w.strip()}
@@ -380,7 +392,7 @@ def main(argv=None) -> int:
                             ("sanitize", lambda b, s: sanitize(b, s, args.presses, mechs)),
                             ("query", query_slider),
                             ("map_report", map_and_report),
-                            ("census", lambda b, s: census(b, s, presses=args.presses)))
+                            ("census", lambda b, s: census(b, s, presses=args.presses, mechanisms=census_mechs)))
                 for key, run in sections:
                     if key.split("_")[0] in wanted or (key == "census" and args.census):
                         try:

@@ -248,9 +248,9 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
         columns: dict[str, np.ndarray] = {}
         labels: dict[str, np.ndarray | None] = {}
         if plan.keep_qi:
+            qi_columns = _qi_in_order(data, plan.seed, n, order, keep)
             for j, c in enumerate(data.qi):
-                labels[c] = data.qi_labels[j]
-                columns[c] = gather(data.qi_codes[j], order, len(labels[c]))
+                labels[c], columns[c] = data.qi_labels[j], qi_columns[j]
         for name, lab in plan.labels.items():
             # each output column is put in order and its input-order copy dropped before the next
             col = cols.pop(name, np.empty(0, dtype=np.int64))
@@ -295,6 +295,23 @@ def _order_and_bounds(seed: int, n: int, keep: np.ndarray | None) -> tuple[np.nd
         # the parts' bit count is in the key: bounds cut for another part size must never be reused
         return ORDER_MEMO(("published_order", int(seed), int(n), parts_bits(n)), compute)
     return compute()
+
+
+#: optional memo of a dataset's QI columns in the published order, ``memo(data, key, compute)`` (None:
+#: gathered every time).  With every record kept they depend on the table and the seed only, not on the
+#: mechanism or its parameters (census 5M: 7 gathers of 5M codes, a quarter of SPLU's release); the app
+#: installs its byte-bounded cache, scoped like the dataset (pages/ui/cached.py).
+QI_MEMO = None
+
+
+def _qi_in_order(data, seed: int, n: int, order: np.ndarray, keep: np.ndarray | None) -> tuple[np.ndarray, ...]:
+    """Each QI column of ``data`` put in the published ``order`` (:func:`gather`; :data:`QI_MEMO` when set)."""
+    def compute():
+        return tuple(gather(codes, order, len(labels)) for codes, labels in zip(data.qi_codes, data.qi_labels))
+
+    if keep is not None or QI_MEMO is None:
+        return compute()
+    return QI_MEMO(data, ("published_qi", int(seed), int(n), parts_bits(n)), compute)
 
 
 def record_order(seed: int, n: int, keep: np.ndarray | None = None) -> np.ndarray:

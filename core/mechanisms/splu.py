@@ -884,6 +884,9 @@ class SPLU(Mechanism):
                                   suggestion=exc.suggestion) from None
 
     planned = True
+    #: its guarantee reads only gamma, p and the group sizes, all decided by the plan: the nearest-setting
+    #: search judges a candidate without drawing its records (core.mechanisms.setting_verdict)
+    verdict_from_plan = True
 
     def plan(self, summary: Combos, values: Mapping[str, Any], seed: int, prefix: str = "splu") -> SPLUPlan:
         """Algorithm SPLU-Gen as a plan: decoy groups from the SA counts, the draw per record; publish the table, gamma and p.
