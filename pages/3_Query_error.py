@@ -141,6 +141,14 @@ def _evaluate(name: str, raw: dict):
         return f"{mech.title} failed on this workload ({type(exc).__name__}: {exc}); please report it."
 
 
+def _setting_key(name: str, raw: dict) -> tuple:
+    """What identifies an evaluation: the mechanism and its resolved parameters (raw ones if they do not resolve)."""
+    try:
+        return name, cached.items(MECHANISMS[name].resolve(raw))
+    except Exception:  # noqa: BLE001 - _evaluate reports it; here it only has to tell settings apart
+        return name, "raw", repr(sorted(raw.items()))
+
+
 def _compared_params(name: str) -> tuple[dict[str, Any], str]:
     """Raw parameters a compared mechanism runs at, and how they were set (for the settings line)."""
     own = state.mech_params(name)
@@ -196,22 +204,81 @@ def _bands_caption(wl) -> str:
     return " ".join(parts)
 
 
-# ------------------------------------------------------------------ comparison
+# ------------------------------------------------------------------ comparison and sweep
+# The comparison's and the sweep's settings are independent: they are evaluated in one batch on
+# cached.WORKERS threads (the same figures; two threads kept busy instead of one finishing the
+# comparison's odd setting alone), and drawn in their sections (the comparison's fills its box).
 st.header("Mechanisms side by side")
+compare_box = st.container()
 results: dict[str, object] = {}
 used: dict[str, tuple[dict[str, Any], str]] = {}
-if not compare:
-    st.info("Choose at least one mechanism to compare.")
+for name in compare:
+    used[name] = _compared_params(name)
+
+st.header("Error against a parameter")
+sweepable = [n for n in names if MECHANISMS[n].main_param and MECHANISMS[n].sweep]
+parsed: list = []
+smech_name = None
+if not sweepable:
+    st.info("No registered mechanism declares a parameter to sweep.")
 else:
-    bar = st.progress(0.0, text=f"Sanitizing and answering {len(workload):,} queries with {len(compare)} "
-                                f"mechanism{'s' * (len(compare) != 1)}…")
-    for name in compare:
-        used[name] = _compared_params(name)
-    # independent settings, evaluated side by side (cached.in_parallel): the same figures, sooner
-    evaluated = cached.in_parallel([lambda n=name: _evaluate(n, used[n][0]) for name in compare],
-                                   done=lambda i, n: bar.progress(i / n, text=f"{i} of {n} mechanisms answered…"))
-    results.update(zip(compare, evaluated))
-    bar.empty()
+    state.seed_widget("w_q_sweep_mech", q.get("sweep_mech", current if current in sweepable else sweepable[0]),
+                      lambda v: v in sweepable)
+    s1, s2 = st.columns([1, 2])
+    with s1:
+        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech",
+                                  format_func=lambda n: MECHANISMS[n].title)
+    q["sweep_mech"] = smech_name
+    smech = MECHANISMS[smech_name]
+    sparam = smech.param(smech.main_param)
+    texts = q.setdefault("sweep_values", {})
+    vkey = f"w_q_sweep_values_{smech_name}"
+    state.seed_widget(vkey, texts.get(smech_name, ", ".join(param_text(v) for v in smech.sweep)),
+                      lambda v: isinstance(v, str))
+    with s2:
+        vtext = st.text_input(f"Values of {sparam.symbol} ({sparam.name}), comma separated", key=vkey,
+                              help=f"{sparam.help} Allowed: {sparam.describe()}. Fractions (1/13) and ln(3) "
+                                   "are accepted. The other parameters stay as on the Sanitize page.")
+    texts[smech_name] = vtext
+    bad = []
+    for item in [t for t in vtext.split(",") if t.strip()]:
+        try:
+            parsed.append(sparam.parse(item, smech.name))
+        except WorkbenchError as exc:
+            bad.append(str(exc))
+    for message in bad:
+        st.error(md(message))
+    parsed = sorted(set(v for v in parsed if v is not None))
+    if not parsed:
+        st.info(f"Enter at least one value of {sparam.symbol} to sweep.")
+    else:
+        base = state.mech_params(smech_name)
+        if smech_name == "splu" and getattr(workload, "second", ""):
+            base = {**base, "sa2": workload.second}  # joint queries: SPLU-Gen randomises their second attribute too
+
+jobs = [(name, used[name][0]) for name in compare] + [(smech_name, {**base, sparam.name: v}) for v in parsed]
+keys = [_setting_key(name, raw) for name, raw in jobs]
+unique = list(dict.fromkeys(keys))  # a swept value equal to a compared setting is evaluated once
+calls = [lambda job=jobs[keys.index(k)]: _evaluate(*job) for k in unique]
+evaluated = []
+if calls:
+    what = []
+    if compare:
+        what.append(f"{len(compare)} mechanism{'s' * (len(compare) != 1)} compared")
+    if parsed:
+        what.append(f"{len(parsed)} value{'s' * (len(parsed) != 1)} of {sparam.symbol} swept")
+    with compare_box:
+        bar = st.progress(0.0, text=f"Sanitizing and answering {len(workload):,} queries ({' and '.join(what)})…")
+    answered = dict(zip(unique, cached.in_parallel(
+        calls, done=lambda i, n: bar.progress(i / n, text=f"{i} of {n} releases answered…"))))
+    evaluated = [answered[k] for k in keys]
+    bar.empty()  # finished: the tables, charts and captions below say what was computed and left out
+results.update(zip(compare, evaluated[:len(compare)]))
+points = list(zip(parsed, evaluated[len(compare):]))
+
+with compare_box:
+    if not compare:
+        st.info("Choose at least one mechanism to compare.")
     for name, res in results.items():
         if isinstance(res, str):
             st.warning(f"**{MECHANISMS[name].title}** is left out ({md(summary(MECHANISMS[name].params, used[name][0]))}, "
@@ -236,79 +303,36 @@ else:
             f"{MECHANISMS[n].title} at {md(summary(MECHANISMS[n].params, used[n][0]))} ({used[n][1]})" for n in done)
             + f"; release seed {seed}.")
 
-# ------------------------------------------------------------------ sweep
-st.header("Error against a parameter")
-sweepable = [n for n in names if MECHANISMS[n].main_param and MECHANISMS[n].sweep]
-if not sweepable:
-    st.info("No registered mechanism declares a parameter to sweep.")
-else:
-    state.seed_widget("w_q_sweep_mech", q.get("sweep_mech", current if current in sweepable else sweepable[0]),
-                      lambda v: v in sweepable)
-    s1, s2 = st.columns([1, 2])
-    with s1:
-        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech",
-                                  format_func=lambda n: MECHANISMS[n].title)
-    q["sweep_mech"] = smech_name
-    smech = MECHANISMS[smech_name]
-    sparam = smech.param(smech.main_param)
-    texts = q.setdefault("sweep_values", {})
-    vkey = f"w_q_sweep_values_{smech_name}"
-    state.seed_widget(vkey, texts.get(smech_name, ", ".join(param_text(v) for v in smech.sweep)),
-                      lambda v: isinstance(v, str))
-    with s2:
-        vtext = st.text_input(f"Values of {sparam.symbol} ({sparam.name}), comma separated", key=vkey,
-                              help=f"{sparam.help} Allowed: {sparam.describe()}. Fractions (1/13) and ln(3) "
-                                   "are accepted. The other parameters stay as on the Sanitize page.")
-    texts[smech_name] = vtext
-    parsed, bad = [], []
-    for item in [t for t in vtext.split(",") if t.strip()]:
-        try:
-            parsed.append(sparam.parse(item, smech.name))
-        except WorkbenchError as exc:
-            bad.append(str(exc))
-    for message in bad:
-        st.error(md(message))
-    parsed = sorted(set(v for v in parsed if v is not None))
-    if not parsed:
-        st.info(f"Enter at least one value of {sparam.symbol} to sweep.")
-    else:
-        base = state.mech_params(smech_name)
-        if smech_name == "splu" and getattr(workload, "second", ""):
-            base = {**base, "sa2": workload.second}  # joint queries: SPLU-Gen randomises their second attribute too
-        bar = st.progress(0.0, text=f"Sweeping {len(parsed)} values of {sparam.symbol}…")
-        points = list(zip(parsed, cached.in_parallel(
-            [lambda v=value: _evaluate(smech_name, {**base, sparam.name: v}) for value in parsed],
-            done=lambda i, n: bar.progress(i / n, text=f"{i} of {n} values of {sparam.symbol} answered…"))))
-        skipped = [(v, r) for v, r in points if isinstance(r, str)]
-        good = [(v, r) for v, r in points if not isinstance(r, str)]
-        plotted = (f"Plotted {len(good)} of the {len(parsed)} values of {sparam.symbol}"
-                   + (f": {', '.join(param_text(v) for v, _ in good)}" if good else ""))
-        bar.empty()  # finished: the caption under the chart and the warning say what was plotted and left out
-        if skipped:
-            st.warning(md(f"{len(skipped)} of the {len(parsed)} values of {sparam.symbol} left out of the chart:")
-                       + "\n" + "\n".join(f"- {md(sparam.symbol)} = {param_text(v)}: {md(r)}" for v, r in skipped))
-        if good:
-            xs = [float(v) for v, _ in good]
-            by_band = {b.name: [] for b in workload.bands}
-            for _, ev in good:
-                for b in ev.bands():
-                    by_band[b["name"]].append(b["mean_relative_error"])
-            log_x = min(xs) > 0 and max(xs) / min(xs) >= 20
-            fig = figures.sweep_errors(xs, by_band, plabel(sparam), log_y=log_y, log_x=log_x)
-            st.plotly_chart(fig, key="chart_sweep")
-            direction = {"higher": "to the right", "lower": "to the left"}.get(sparam.safer or "", "")
-            small, share, other = _bands_of(workload)
-            if small:
-                guide = (f"Follow the small-count line ({_names(small)}) to see privacy grow"
-                         + (f" as {sparam.symbol} moves {direction} (the safer direction)" if direction else "")
-                         + (", and the selectivity lines to see what that costs larger counts. " if share or other
-                            else ". "))
-            else:
-                guide = ("This workload has no small-count band, so the lines show utility only: lower is more "
-                         "accurate" + (f", and {sparam.symbol} {direction} is the safer direction" if direction
-                                       else "") + ". ")
-            st.caption(f"{plotted}. Each line is one band of queries. {guide}"
-                       f"Same workload and release seed ({seed}) at every point.")
+if points:
+    skipped = [(v, r) for v, r in points if isinstance(r, str)]
+    good = [(v, r) for v, r in points if not isinstance(r, str)]
+    plotted = (f"Plotted {len(good)} of the {len(parsed)} values of {sparam.symbol}"
+               + (f": {', '.join(param_text(v) for v, _ in good)}" if good else ""))
+    if skipped:
+        st.warning(md(f"{len(skipped)} of the {len(parsed)} values of {sparam.symbol} left out of the chart:")
+                   + "\n" + "\n".join(f"- {md(sparam.symbol)} = {param_text(v)}: {md(r)}" for v, r in skipped))
+    if good:
+        xs = [float(v) for v, _ in good]
+        by_band = {b.name: [] for b in workload.bands}
+        for _, ev in good:
+            for b in ev.bands():
+                by_band[b["name"]].append(b["mean_relative_error"])
+        log_x = min(xs) > 0 and max(xs) / min(xs) >= 20
+        fig = figures.sweep_errors(xs, by_band, plabel(sparam), log_y=log_y, log_x=log_x)
+        st.plotly_chart(fig, key="chart_sweep")
+        direction = {"higher": "to the right", "lower": "to the left"}.get(sparam.safer or "", "")
+        small, share, other = _bands_of(workload)
+        if small:
+            guide = (f"Follow the small-count line ({_names(small)}) to see privacy grow"
+                     + (f" as {sparam.symbol} moves {direction} (the safer direction)" if direction else "")
+                     + (", and the selectivity lines to see what that costs larger counts. " if share or other
+                        else ". "))
+        else:
+            guide = ("This workload has no small-count band, so the lines show utility only: lower is more "
+                     "accurate" + (f", and {sparam.symbol} {direction} is the safer direction" if direction
+                                   else "") + ". ")
+        st.caption(f"{plotted}. Each line is one band of queries. {guide}"
+                   f"Same workload and release seed ({seed}) at every point.")
 
 # ------------------------------------------------------------------ scatter
 @st.fragment
