@@ -72,6 +72,7 @@ from functools import cached_property
 from typing import Sequence
 
 import numpy as np
+from scipy import sparse
 from scipy.special import gammaln
 
 from .counting import QueryBatch, Records
@@ -82,6 +83,8 @@ _TOL = 1e-12
 _CELLS = 8_000_000
 #: set conditions: multiply over every group when queries x groups <= this x the groups read
 _FULL_PRODUCT = 32
+#: shared-row estimation is sparse when the narrowest attribute leaves at most this share of rows x groups
+_SPARSE_SHARE = 0.2
 
 
 def diversity(beta: float) -> int:
@@ -544,13 +547,43 @@ class AmbiguityIndex:
         on Adult 1,436 x 14 queries, 3.5 s per release before, about 0.3 s).
         Used when the value rows repeat at least twice on average; a workload
         of distinct rows keeps the per-condition pass (it reads only the
-        groups holding the SA condition).
+        groups holding the SA condition).  ``P`` is sparse: a row's product
+        is non-zero only on the groups whose AT lists its value of every
+        attribute, so it starts from the groups listing its value of the
+        batch's attribute whose values the rows hold lists in fewest groups,
+        and multiplies in the others there; when even that covers more than
+        :data:`_SPARSE_SHARE` of rows x groups, ``P`` is dense
+        (:meth:`_estimate_dense`).
         """
         values = np.asarray(batch.values, dtype=np.int64)
         rows, inv = np.unique(values, axis=0, return_inverse=True)
         inv = inv.ravel()
         if 2 * len(rows) > len(values):
             return None
+        by_value, inv_k = self._by_value
+        # only the groups whose AT lists the row's value of one attribute can count: start from those of the
+        # attribute that lists the rows' values in fewest groups, then multiply in the other attributes there
+        sizes = [np.diff(self._lists(a).indptr)[rows[:, j]].sum() for j, a in enumerate(batch.attrs)]
+        first = int(np.argmin(sizes))
+        if sizes[first] > _SPARSE_SHARE * len(rows) * len(self.st):
+            return self._estimate_dense(batch, rows, inv, sa)
+        lists = self._lists(batch.attrs[first])
+        per_value = np.zeros((len(rows), self.st.shape[1]))
+        step = max(1, _CELLS * len(rows) // max(int(sizes[first]), 1))
+        for start in range(0, len(rows), step):
+            block = rows[start:start + step]
+            sub = lists[block[:, first]]
+            cols = sub.indices
+            at = np.repeat(np.arange(len(block)), np.diff(sub.indptr))
+            data = np.ones(len(cols))
+            for j, a in enumerate(batch.attrs):
+                data *= by_value[a][block[at, j], cols] * inv_k[a][cols]
+            product = sparse.csr_matrix((data, cols, sub.indptr), shape=(len(block), len(self.st)))
+            per_value[start:start + step] = product @ self.st
+        return np.einsum("qm,qm->q", per_value[inv], sa.astype(float))
+
+    def _estimate_dense(self, batch: QueryBatch, rows: np.ndarray, inv: np.ndarray, sa: np.ndarray) -> np.ndarray:
+        """:meth:`_estimate_shared` with ``P`` dense (every attribute of the batch lists many values per group)."""
         by_value, inv_k = self._by_value
         G = len(self.st)
         per_value = np.zeros((len(rows), self.st.shape[1]))
@@ -562,6 +595,13 @@ class AmbiguityIndex:
                 P *= by_value[a][block[:, j]] * inv_k[a][None, :]
             per_value[start:start + step] = P @ self.st
         return np.einsum("qm,qm->q", per_value[inv], sa.astype(float))
+
+    def _lists(self, a: int) -> sparse.csr_matrix:
+        """Per value of attribute ``a``: the groups whose AT_a lists it (rows: values, sorted group ids)."""
+        key = ("lists", a)
+        if key not in self._by_sa:
+            self._by_sa[key] = sparse.csr_matrix(self._by_value[0][a] != 0)
+        return self._by_sa[key]
 
     def estimate(self, batch: QueryBatch) -> np.ndarray:
         """Fig. 5: ``sum_g c_g(C_S) prod_i l_gi / k_gi`` for every query of the batch.

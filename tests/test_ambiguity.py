@@ -344,3 +344,22 @@ def test_refusals_are_one_sentence(toy):
         mechanisms.sanitize(toy, "priview", {"beta": 0.5, "alpha": 0.5, "split": "name"})
     with pytest.raises(ParameterError, match="'beta' parameter of ambiguity"):
         mechanisms.sanitize(toy, "ambiguity", {"beta": 0.9})
+
+
+@pytest.mark.parametrize("share", [0.0, 1.0])
+def test_rows_repeated_under_several_sa_values_match_fig5_loop(share, monkeypatch):
+    """The shared-row pass (the attack's and the workload's batches), sparse and dense, against the Fig. 5 loop."""
+    import core.ambiguity as amb
+
+    monkeypatch.setattr(amb, "_SPARSE_SHARE", share)  # 0: always dense, 1: always from the narrowest attribute
+    data = load_dataset("census:400", "occupation")
+    rel = mechanisms.sanitize(data, "ambiguity", {"beta": 0.1}, seed=4)
+    rng = np.random.default_rng(7)
+    for attrs in [(0,), (1, 2), (0, 3, 5), tuple(range(len(data.qi)))]:
+        rows = np.stack([rng.integers(0, data.domains[a], 4) for a in attrs], axis=1)
+        rows[:2] = np.stack([data.qi_codes[a][:2] for a in attrs], axis=1)  # combinations that occur
+        values = np.repeat(rows, data.m, axis=0)
+        sa = np.tile(np.eye(data.m, dtype=bool), (len(rows), 1))
+        batch = QueryBatch(attrs=attrs, sa=sa, values=values)
+        np.testing.assert_allclose(mechanisms.estimate(rel, [batch]), _naive_ambiguity(rel, batch),
+                                   rtol=1e-9, atol=1e-9)

@@ -85,6 +85,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Mapping
 
 import numpy as np
@@ -105,6 +106,8 @@ from .base import Mechanism
 _HIST_CELLS = 20_000_000
 #: groups x queries evaluated at once by the estimator
 _EST_CELLS = 8_000_000
+#: categorical memberships of at most this many (group, value) cells are kept dense for estimation
+_DENSE_SETS = 4_000_000
 
 
 # ------------------------------------------------------------------ the partition
@@ -257,6 +260,16 @@ class Boxes:
     size: np.ndarray
     numeric: tuple[bool, ...]
 
+    @cached_property
+    def dense_sets(self) -> tuple:
+        """``sets`` as dense (G, D_j) arrays, which the estimator reads group rows and value columns of.
+
+        None for a numeric QI, or where the array would exceed
+        :data:`_DENSE_SETS` cells (the sparse ``sets`` are read instead).
+        Built on first use and kept with the boxes (the release's state).
+        """
+        return tuple(None if s is None or s.shape[0] * s.shape[1] > _DENSE_SETS else s.toarray() for s in self.sets)
+
 
 def group_boxes(codes, domains, numeric, group: np.ndarray, n_groups: int, sa: np.ndarray, m: int,
                 weights: np.ndarray | None = None) -> Boxes:
@@ -352,7 +365,8 @@ def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray) -> np.ndar
             if boxes.numeric[a]:
                 prod *= (boxes.lo[:, a][:, None] <= v[None, :]) & (v[None, :] <= boxes.hi[:, a][:, None])
             else:
-                prod *= boxes.sets[a][:, v].toarray()
+                dense = boxes.dense_sets[a]
+                prod *= dense[:, v] if dense is not None else boxes.sets[a][:, v].toarray()
             prod /= boxes.dom[:, a][:, None]
         per_value[start:start + step] = np.asarray(st_t @ prod).T
     return np.einsum("qm,qm->q", per_value[inv.ravel()], sa.astype(float))
@@ -395,7 +409,9 @@ def estimate_boxes(boxes: Boxes, batch: QueryBatch, domains) -> np.ndarray:
                     hits = cm[:, boxes.hi[rows, a] + 1] - cm[:, boxes.lo[rows, a]]  # (Qc, G_v)
                     prod *= hits.T
                 else:
-                    prod *= boxes.sets[a][rows] @ mask.T.astype(float)
+                    dense = boxes.dense_sets[a]
+                    prod *= (dense[rows] @ mask.T if dense is not None
+                             else boxes.sets[a][rows] @ mask.T.astype(float))
                 prod /= boxes.dom[rows, a][:, None]
             if weight is not None:
                 out[qq] = weight @ prod
