@@ -22,8 +22,10 @@ psutil.  Measured:
 * ``load + encode``: :func:`core.table.load_dataset` of the dataset (in a
   child; its own time, without the interpreter's start).
 * ``sanitize MECH``: ``python -m core sanitize DIR ... --out DIR`` with
-  ``--engine local`` and ``--engine dask`` (the embedded two-worker
-  cluster; its start is part of the time).
+  ``--engine local`` and ``--engine dask`` (the embedded cluster: one
+  worker of two threads in the command's process; ``--engines`` may add
+  ``dask-procs``, two worker processes; the cluster's start is part of
+  the time), the engines' runs interleaved.
 * ``evaluate``: ``python -m core evaluate`` of 5,000 seed-000 queries
   (``--queries``) with SPLU when it has a plan, else UP.
 
@@ -59,6 +61,10 @@ BYTES_PER_ROW = 64
 AT_100M_SECONDS = 90.0
 AT_100M_BYTES = 8 * 2**30
 DASK_VS_LOCAL = 1.5
+#: --engines names: (the CLI's --engine, environment); "dask" is the embedded default (one worker of two threads
+#: in the command's process), "dask-procs" the embedded cluster of two worker processes
+ENGINES = {"local": ("local", {}), "dask": ("dask", {"WORKBENCH_DASK_PROCESSES": "0"}),
+           "dask-procs": ("dask", {"WORKBENCH_DASK_PROCESSES": "1"})}
 
 
 def parse_rows(text: str) -> int:
@@ -118,6 +124,29 @@ def median_of(cmd, repeat: int, env=None, before=None) -> dict:
         if r["rc"] != 0:
             return {**r, "failed": (r["err"].strip().splitlines() or ["exit status %d" % r["rc"]])[-1]}
         runs.append(r)
+    return summarise(runs)
+
+
+def medians_interleaved(cmds: dict, repeat: int, envs: dict, before=None) -> dict:
+    """``{name: median_of(cmd)}`` with the runs interleaved (a, b, a, b, ...), so a change in the machine's
+    load falls on every engine alike rather than on whichever ran during it."""
+    runs: dict = {name: [] for name in cmds}
+    failed: dict = {}
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            if name in failed:
+                continue
+            if before:
+                before()
+            r = measure(cmd, envs.get(name))
+            if r["rc"] != 0:
+                failed[name] = {**r, "failed": (r["err"].strip().splitlines() or ["exit status %d" % r["rc"]])[-1]}
+                continue
+            runs[name].append(r)
+    return {name: failed.get(name) or summarise(runs[name]) for name in cmds}
+
+
+def summarise(runs: list[dict]) -> dict:
     mid = sorted(runs, key=lambda r: r["seconds"])[len(runs) // 2]
     inner = [json.loads(r["out"]).get("seconds") for r in runs if r["out"].startswith("{")]
     return {"seconds": float(np.median([r["seconds"] for r in runs])),
@@ -228,12 +257,14 @@ def run_size(rows: int, args, sa: str, qi: list[str], scratch: Path) -> list[dic
         results.append({"what": f"sanitize {name}", "rows": rows, "failed": "no plan yet: runs only on the local "
                         "engine's older path, not measured here"})
     common = ["--sa", sa, "--qi", ",".join(qi), "--seed", str(SEED)]
+    envs = {e: ENGINES[e][1] for e in args.engines}
     for name in mechs:
         local = None
+        got = medians_interleaved({e: [py, "-m", "core", "sanitize", str(data), *common, "--mechanism", name,
+                                       "--out", str(out), "--engine", ENGINES[e][0]] for e in args.engines},
+                                  args.repeat, envs, before=clear)
         for engine in args.engines:
-            cmd = [py, "-m", "core", "sanitize", str(data), *common, "--mechanism", name, "--out", str(out),
-                   "--engine", engine]
-            r = median_of(cmd, args.repeat, before=clear)
+            r = got[engine]
             row = {"what": f"sanitize {name}", "engine": engine, "rows": rows, **r}
             if name == "uniform" and bare and "failed" not in r:
                 row["vs_bare"] = r["seconds"] / bare
@@ -244,10 +275,11 @@ def run_size(rows: int, args, sa: str, qi: list[str], scratch: Path) -> list[dic
             results.append(row)
     ev = "splu" if "splu" in planned(["splu"])[0] else "uniform"
     local = None
+    got = medians_interleaved({e: [py, "-m", "core", "evaluate", str(data), *common, "--mechanism", ev, "--queries",
+                                   str(args.queries), "--engine", ENGINES[e][0], "--json"] for e in args.engines},
+                              args.repeat, envs)
     for engine in args.engines:
-        cmd = [py, "-m", "core", "evaluate", str(data), *common, "--mechanism", ev, "--queries", str(args.queries),
-               "--engine", engine, "--json"]
-        r = median_of(cmd, args.repeat)
+        r = got[engine]
         row = {"what": f"evaluate {ev}, {args.queries:,} queries", "engine": engine, "rows": rows, **r}
         if engine == "local" and "failed" not in r:
             local = r["seconds"]
@@ -281,11 +313,11 @@ def verdicts(row: dict) -> list[str]:
 
 
 def table(results: list[dict], bare: dict[int, float]) -> str:
-    lines = [f"{'rows':>6}  {'what':<36}{'engine':<7}{'seconds':>9}{'peak MB':>9}  {'bare limit':<12}targets"]
+    lines = [f"{'rows':>6}  {'what':<36}{'engine':<11}{'seconds':>9}{'peak MB':>9}  {'bare limit':<12}targets"]
     for r in results:
         engine = r.get("engine", "")
         if "failed" in r:
-            lines.append(f"{human(r['rows']):>6}  {r['what']:<36}{engine:<7}  failed: {r['failed']}")
+            lines.append(f"{human(r['rows']):>6}  {r['what']:<36}{engine:<11}  failed: {r['failed']}")
             continue
         peak = f"{r['peak'] / 2**20:,.0f}" if r.get("peak") else "-"
         limit = ""
@@ -293,7 +325,7 @@ def table(results: list[dict], bare: dict[int, float]) -> str:
             limit = f"{bare[r['rows']]['seconds']:.1f} s"
         elif r["rows"] in bare and r["what"].startswith("load"):
             limit = f"{bare[r['rows']]['read']:.1f} s read"
-        lines.append(f"{human(r['rows']):>6}  {r['what']:<36}{engine:<7}{r['seconds']:>9.1f}{peak:>9}  {limit:<12}"
+        lines.append(f"{human(r['rows']):>6}  {r['what']:<36}{engine:<11}{r['seconds']:>9.1f}{peak:>9}  {limit:<12}"
                      + "; ".join(verdicts(r)))
     return "\n".join(lines)
 
@@ -303,7 +335,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", default="300K", help="sizes, comma separated: 300K, 1M, 10M, 100M (default 300K)")
     ap.add_argument("--mechanisms", default=",".join(MECHANISMS), help="sanitize these (default: " +
                     ", ".join(MECHANISMS) + ")")
-    ap.add_argument("--engines", default="local,dask")
+    ap.add_argument("--engines", default="local,dask", help="local, dask (embedded: two threads in the command's "
+                    "process), dask-procs (embedded: two worker processes); default local,dask")
     ap.add_argument("--repeat", type=int, default=3, help="runs per figure; the median is shown (default 3)")
     ap.add_argument("--queries", type=int, default=5000)
     ap.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "workbench-scale"),
@@ -322,6 +355,9 @@ def main(argv=None) -> int:
         return 0
     args.mechanisms = [m for m in args.mechanisms.split(",") if m]
     args.engines = [e for e in args.engines.split(",") if e]
+    unknown = [e for e in args.engines if e not in ENGINES]
+    if unknown:
+        ap.error(f"--engines takes {', '.join(ENGINES)}, not {unknown[0]}")
     sizes = [parse_rows(s) for s in args.rows.split(",") if s]
     sa, qi = census_columns()
     results, bare = [], {}
