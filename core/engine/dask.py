@@ -1018,7 +1018,10 @@ def read_part_column(table: PartsTable, name: str) -> np.ndarray:
 
 
 def _group(cols: Sequence[np.ndarray], weights: np.ndarray | None = None):
-    """Distinct rows of ``cols`` (sorted) with their (weighted) counts (:func:`core.engine.combos._aggregate`)."""
+    """Distinct rows of ``cols`` (sorted, in the columns' dtypes) with their (weighted) counts.
+
+    :func:`core.engine.combos._aggregate` (a hash of mixed-radix keys).
+    """
     from .combos import _aggregate
 
     cols = [np.asarray(c) for c in cols]
@@ -1029,7 +1032,8 @@ def _group(cols: Sequence[np.ndarray], weights: np.ndarray | None = None):
         raise ValueError("codes must be non-negative")
     sizes = [int(c.max()) + 1 for c in cols]
     distinct, count = _aggregate(cols, sizes, weights)
-    return [np.asarray(d, dtype=np.int64) for d in distinct], np.asarray(count, dtype=np.int64)
+    # each distinct column in its input's (narrow) dtype: the partial counts held on the workers stay small
+    return [np.asarray(d).astype(c.dtype) for d, c in zip(distinct, cols)], np.asarray(count, dtype=np.int64)
 
 
 def distinct_rows(part: Mapping[str, np.ndarray], names: Sequence[str]):
@@ -1196,6 +1200,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             if fmt == "csv":
                 bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
                 distinct, count = merge_distinct(rows, names)
+                distinct = {c: v.astype(np.int64) for c, v in distinct.items()}
                 tables[plan.table] = SummaryTable(names, distinct, count, labels)
             else:
                 bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
@@ -1332,6 +1337,8 @@ def evaluate(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             names = table_columns(plan, bound.qi)
             rows = [client.submit(rows_task, r, key=f"rows-{token}-{i}") for i, r in enumerate(results)]
             distinct, count = client.gather(merge_tree(client, rows, f"rows-merge-{token}", merge_rows_task, names))
+            del rows  # the partitions' counts are freed on the workers
+            distinct = {c: v.astype(np.int64) for c, v in distinct.items()}
             tables[plan.table] = SummaryTable(names, distinct, count, table_labels(plan, bound))
         del results
         release = build_release(mech, data, values, seed, plan.published_result(tables, totals))
