@@ -180,14 +180,14 @@ def measure(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, worklo
     return measure_release(data, release, workload, t)
 
 
-def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Targets, seed: int = 0,
-                 base: Mapping[str, Mapping[str, Any]] | None = None,
-                 sweeps: Mapping[str, Sequence[Any]] | None = None,
-                 progress: Callable[[float, str], None] | None = None) -> tuple[list[Point], list[str]]:
-    """Every mechanism along its main parameter's sweep (or its single setting if it has none).
+def sweep_jobs(names: Sequence[str], base: Mapping[str, Mapping[str, Any]] | None = None,
+               sweeps: Mapping[str, Sequence[Any]] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The settings :func:`sweep_points` measures, in its order: ``(mechanism, raw parameters)``.
 
-    Returns the measured points and one sentence per setting that could not
-    be sanitized (not eligible on this table).
+    Each mechanism along its main parameter's sweep (``sweeps[name]`` or
+    its declared one) over ``base[name]``, or once at ``base[name]`` if it
+    has none.  A page that measures each setting through its own cache
+    (the Compare page's report) measures the same list.
     """
     jobs = []
     for name in names:
@@ -197,6 +197,19 @@ def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Tar
             jobs += [(name, {**(base or {}).get(name, {}), mech.main_param: v}) for v in values]
         else:
             jobs.append((name, dict((base or {}).get(name, {}))))
+    return jobs
+
+
+def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Targets, seed: int = 0,
+                 base: Mapping[str, Mapping[str, Any]] | None = None,
+                 sweeps: Mapping[str, Sequence[Any]] | None = None,
+                 progress: Callable[[float, str], None] | None = None) -> tuple[list[Point], list[str]]:
+    """Every mechanism along its main parameter's sweep (or its single setting if it has none).
+
+    Returns the measured points and one sentence per setting that could not
+    be sanitized (not eligible on this table).
+    """
+    jobs = sweep_jobs(names, base, sweeps)
     points, skipped = [], []
     for i, (name, raw) in enumerate(jobs):
         if progress:

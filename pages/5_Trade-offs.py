@@ -40,19 +40,6 @@ def _job_key(data_key: str, name: str, params: dict, seed: int, queries: int, re
     return (data_key, name, tuple(sorted((k, param_text(v)) for k, v in params.items())), seed, queries, records)
 
 
-def _measure(data, name: str, params: dict, seed: int, queries: int, records: int) -> tuple[str, object]:
-    """One setting: its Point, or why it was left out (a sentence naming the setting)."""
-    mech = MECHANISMS[name]
-    try:
-        values = mech.resolve(params)
-        ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
-        if not ok:
-            return "skipped", f"{mech.title} at {setting_text(params)}: {message}"
-        return "point", cached.point(data, data.key, name, cached.items(values), seed, queries, records)
-    except WorkbenchError as exc:
-        return "skipped", f"{mech.title} at {setting_text(params)}: {exc}"
-
-
 def _target_inputs(params, stored: dict) -> dict:
     """The recommender's targets: an optional target is a "set a target" checkbox, then its value.
 
@@ -99,7 +86,7 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
 
     def call(name, params, key):
         def run():
-            _remember(results, key, _measure(data, name, params, seed, queries, records))
+            _remember(results, key, cached.map_outcome(data, name, params, seed, queries, records))
         return run
 
     bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")

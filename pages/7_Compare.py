@@ -10,7 +10,9 @@ import streamlit as st
 from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
+from core.recommend import SETTINGS
 from core.report import PIN_WORKLOAD, build as build_report
+from core.risk import sweep_jobs
 from core.session import SessionError, make_decision
 from pages import ui
 from pages.ui import cached, state
@@ -45,6 +47,25 @@ WORKLOAD = dict(PIN_WORKLOAD)
 wl_items = cached.items(WORKLOAD)
 workload = cached.workload(data, data.key, "seed000", wl_items)
 bands = [b.name for b in workload.bands]
+
+
+#: the report's risk-utility map: the Trade-offs page's default queries and sampled records, so the
+#: settings it measured there (defaults unchanged) are reused, not measured again
+MAP_QUERIES, MAP_RECORDS = (p.default for p in SETTINGS[:2])
+
+
+def _map(mechanism: str, others: list[str], seed: int) -> tuple[list, list[str]]:
+    """The report's map (:func:`core.risk.sweep_jobs`' settings), each measured once through the app's cache.
+
+    The settings are independent: measured on two threads
+    (:func:`cached.in_parallel`); a setting the Trade-offs page measured
+    with the same table, seed, queries and records is read from the cache.
+    The report draws the same points it would measure itself.
+    """
+    jobs = sweep_jobs([mechanism, *[o for o in others if o != mechanism]])
+    outcomes = cached.in_parallel([lambda n=n, r=r: cached.map_outcome(data, n, r, seed, MAP_QUERIES, MAP_RECORDS)
+                                   for n, r in jobs])
+    return [v for k, v in outcomes if k == "point"], [v for k, v in outcomes if k == "skipped"]
 
 
 def _make_current(setting):
@@ -230,8 +251,10 @@ if decision is not None:
                       "opening with this decision record; the other pins' mechanisms are compared in it."):
         with st.spinner("Sanitizing, answering the queries and measuring the map for the report…"):
             try:
+                rseed = int(chosen.setting.seed)
                 ss["wb_decision_report"] = build_report(
-                    data, chosen.setting.mechanism, dict(chosen.setting.params), int(chosen.setting.seed), others,
+                    data, chosen.setting.mechanism, dict(chosen.setting.params), rseed, others,
+                    queries=MAP_QUERIES, records=MAP_RECORDS, measured=_map(chosen.setting.mechanism, others, rseed),
                     decision=decision.to_json(pins), pins=[p.to_json() for p in pins])
             except WorkbenchError as exc:
                 st.error(md(exc))

@@ -174,3 +174,30 @@ def test_side_by_side_is_a_wrapping_table_with_the_whole_verdict():
     assert not [el for el in at.dataframe if "up one" in el.value.columns]  # a static table, which wraps
     verdict = at.table[0].value.loc["verdict", "up one"]
     assert verdict.startswith("meets its guarantee") and verdict.endswith(").")  # the whole sentence, not cut
+
+
+@pytest.mark.slow
+def test_report_reuses_the_map_the_trade_offs_page_measured(monkeypatch):
+    """The decision report's map: the Trade-offs page's points for the same settings, not measured again."""
+    import core.risk as risk
+
+    at = app(SANITIZE, query={"mech": "splu", "gamma": "5", "seed": "1"})
+    _pin(at, "five")
+    at.selectbox(key="w_mech").set_value("dbr").run()
+    _pin(at, "dbr")
+    at.switch_page("pages/5_Trade-offs.py").run()
+    at.multiselect(key="w_to_mechs").set_value(["splu", "dbr"]).run()
+    at.button(key="w_to_run").click().run()
+    no_exception(at)
+    calls = []
+    real = risk.measure_release
+    monkeypatch.setattr(risk, "measure_release", lambda *a, **k: calls.append(a[1].mechanism) or real(*a, **k))
+    at.switch_page(COMPARE).run()
+    at.selectbox(key="w_decision_chosen").set_value("five").run()
+    at.button(key="w_decision_record").click().run()
+    at.button(key="w_decision_report").click().run()
+    no_exception(at)
+    report = at.session_state["wb_decision_report"]
+    assert "Decision" in report and "risk" in report.lower()
+    assert calls == []  # every point of the map came from the cache the Trade-offs page filled
+    assert any(b.label == "Download the report (HTML)" for b in at.get("download_button"))

@@ -502,3 +502,26 @@ def point(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: in
     ev = evaluation(_data, data_key, mechanism, params, seed, "seed000",
                     items({"queries": queries, "max_attrs": 3, "seed": seed}))
     return measure_release(_data, rel, wl, targets(_data, data_key, records, seed), ev)
+
+
+def map_outcome(_data: Dataset, name: str, raw: Mapping[str, Any], seed: int, queries: int,
+                records: int) -> tuple[str, Any]:
+    """One setting of the risk-utility map: ``("point", Point)`` (cached by :func:`point`) or ``("skipped", why)``.
+
+    The sentence names the setting as :func:`core.risk.sweep_points` does, so
+    the Trade-offs page and the Compare page's report measure each setting
+    once, through the same cache, and say the same thing about one that
+    cannot run.
+    """
+    from core.errors import WorkbenchError
+    from core.risk import setting_text
+
+    mech = _mechanisms.get(name)
+    try:
+        values = mech.resolve(raw)
+        ok, message, _ = eligibility(_data, _data.key, name, items(values))
+        if not ok:
+            return "skipped", f"{mech.title} at {setting_text(raw)}: {message}"
+        return "point", point(_data, _data.key, name, items(values), seed, queries, records)
+    except WorkbenchError as exc:
+        return "skipped", f"{mech.title} at {setting_text(raw)}: {exc}"
