@@ -108,6 +108,9 @@ def estimate_joint(release: Release, workload: JointWorkload) -> np.ndarray:
         have = release.state.get("sa2")
         raise NotEligible(f"This SPLU-Gen release randomises {'no second attribute' if not have else repr(have)}; "
                           f"joint queries on '{second}' need sa2 = {second}.")
+    from .mechanisms.base import share_groups
+
+    share_groups(release, workload.groups)  # the pairs counted on the table's QI combinations (as estimate does)
     parts = estimate_two_many(release, workload.batches,
                               [workload.sa2_of(b) for b in range(len(workload.batches))])
     return np.concatenate(parts) if parts else np.zeros(0)

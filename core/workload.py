@@ -518,7 +518,11 @@ def joint(data: Dataset, sa2: str | None = None, queries: int = 2000, edges: Seq
     m2 = second.size
     n = data.n
     target = data.sa_codes.astype(np.int64) * m2 + second.codes
-    records = Records(data.qi_codes, data.domains, target, data.m * m2)
+    from .engine.combos import Combos
+
+    # the pairs counted on their distinct (QI, pair) cells, coded by the table's QI combinations
+    groups = Combos.of(data).groups
+    records = Records.on_rows(data.qi_codes, data.domains, target, data.m * m2, groups=groups)
     bands = [Band(f"small counts (1-{SMALL_MAX})", "count", 1, SMALL_MAX)]
     for lo, hi in zip(edges[:-1], edges[1:]):
         bands.append(Band(f"[{lo:.1%}, {hi:.1%})", "selectivity", lo, hi))
@@ -571,7 +575,7 @@ def joint(data: Dataset, sa2: str | None = None, queries: int = 2000, edges: Seq
                          settings={"sa2": second.name, "queries": queries, "edges": list(edges),
                                    "max_attrs": max_attrs, "seed": seed},
                          second=second.name, sa2=np.concatenate(sa2_rows),
-                         second_labels=tuple(second.labels.tolist()))
+                         second_labels=tuple(second.labels.tolist()), groups=groups)
 
 
 def _edges(edges: Sequence[float] | str) -> list[float]:
