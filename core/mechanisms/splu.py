@@ -237,6 +237,13 @@ class DecoyLayout:
         if not self.mixed:
             return self.start[sa] + rank
         out = self.start[sa] + rank
+        split = np.flatnonzero(self.split)
+        if len(split) <= 64:  # a few cut runs (at most gamma + 1): each value's permutation with scalar key and size
+            for v in split:
+                sel = np.flatnonzero(sa == v)
+                if len(sel):
+                    out[sel] = self.start[v] + permute(self.seed, f"{self.prefix}/run", v, rank[sel], self.counts[v])
+            return out
         mix = np.flatnonzero(self.split[sa])
         if len(mix):
             out[mix] = self.start[sa[mix]] + permute(self.seed, f"{self.prefix}/run", sa[mix], rank[mix],
@@ -385,7 +392,10 @@ class DecoyLayout:
         group = np.asarray(group, dtype=np.int64)
         if not self.mixed:
             return self.n // self.r + (group < self.n % self.r)
-        return self.gamma + np.isin(group, self.residual_rows)
+        extra = np.zeros(len(group), dtype=np.int64) if group.ndim else np.int64(0)
+        for row in self.residual_rows.tolist():  # fewer than gamma rows: a comparison each
+            extra += group == row
+        return self.gamma + extra
 
     def member_values(self, group: np.ndarray, slot: np.ndarray) -> np.ndarray:
         """The value of the member in ``slot`` of each ``group``."""
