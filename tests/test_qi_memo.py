@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from core import mechanisms
+from core.mechanisms import MECHANISMS as MECHS
 from core.engine import local
 from core.lru import ByteLRU
 from core.release import manifest_bytes
@@ -86,3 +87,32 @@ def test_an_uploads_columns_stay_in_its_session_and_leave_with_it(app_memo):
     cached._SAMPLE_TABLES.add(sample)  # as cached.sample_table registers the samples it loads
     mechanisms.sanitize(bind(sample, "occupation", ["age"]), "uniform", None, 3)
     assert None in [scope for _, scope in _qi_entries(lru)]
+
+
+@pytest.mark.slow
+def test_nine_sessions_sliding_on_their_uploads_stay_within_the_byte_budget(app_memo, monkeypatch):
+    """Issue 15: the caches are bounded in bytes, memo entries included, whatever the number of sessions.
+
+    Nine sessions, each with its own upload (a Dataset of 20,000 records), move SPLU-Gen's and UP's
+    sliders through the pages' cached release; after every release the store holds at most its budget,
+    and every entry derived from an upload is scoped to the session that made it.
+    """
+    cached, _, session = app_memo
+    budget = 2**20  # a few releases' worth: evictions happen all along
+    lru = ByteLRU(budget, size=lambda v: cached.nbytes(v, skip=(cached.Table, cached.Dataset)))
+    monkeypatch.setattr(cached, "_STORES", [lru])
+    monkeypatch.setattr(cached, "store", lambda: lru)
+    raw = load_table("census:20000").frame.to_csv(index=False).encode()
+    seen = 0
+    for s in range(9):
+        session["id"] = f"session-{s}"
+        data = bind(load_table(raw, f"upload-{s}.csv"), "occupation", ["age", "sex", "race"])
+        for name, values in [("splu", {"gamma": g}) for g in (4, 5, 6)] + [("uniform", {"rho1": r})
+                                                                          for r in (0.07, 0.08)]:
+            resolved = MECHS[name].resolve(values)
+            cached.release(data, data.key, name, cached.items(resolved), 1)
+            seen += 1
+            assert lru.total <= budget
+            scopes = {e.scope for k, e in lru._data.items() if e.kind in ("releases", "published QI columns")}
+            assert scopes <= {f"session-{i}" for i in range(s + 1)}
+    assert lru.evictions > 0 and seen == 45
