@@ -158,6 +158,8 @@ class _Entry:
     size: int
     scope: Hashable | None
     kind: str
+    #: a base entry (a table, an encoded dataset): evicted only once no other entry is left to evict
+    sticky: bool = False
 
 
 class ByteLRU:
@@ -196,11 +198,17 @@ class ByteLRU:
         return key in self._data
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any], *, scope: Hashable | None = None,
-                       kind: str = "", remeasure: bool = False) -> Any:
+                       kind: str = "", remeasure: bool = False, sticky: bool = False) -> Any:
         """The value kept for ``key``, or ``compute()`` kept under ``scope`` and returned.
 
         ``remeasure`` re-measures a value on every hit, for values that grow
         after they are stored (a release caches its query index).
+        ``sticky`` marks a base value (a loaded table, an encoded dataset)
+        that every other entry is derived from: it is evicted only after
+        every non-sticky entry, least recently used first among the sticky
+        ones.  Evicting it first would free nothing while the page and the
+        entries derived from it hold it, and would load it again on the next
+        rerun (a 5M-row table: seconds, and a second copy in memory).
         """
         with self._lock:
             hit = self._hit(key, remeasure)
@@ -216,7 +224,7 @@ class ByteLRU:
                 value = compute()
                 size = int(self._size(value))
                 with self._lock:
-                    self._put(key, _Entry(value, size, scope, kind))
+                    self._put(key, _Entry(value, size, scope, kind, bool(sticky)))
                 return value
             finally:
                 with self._lock:
@@ -245,7 +253,10 @@ class ByteLRU:
 
     def _evict(self, keep: Hashable) -> None:
         while self.total > self.budget and len(self._data) > 1:
-            oldest = next(k for k in self._data if k != keep)  # ``keep`` goes last: it is in use
+            # ``keep`` goes last: it is in use; sticky (base) entries after every other one
+            oldest = next((k for k, e in self._data.items() if k != keep and not e.sticky), None)
+            if oldest is None:
+                oldest = next(k for k in self._data if k != keep)
             self.total -= self._data.pop(oldest).size
             self.evictions += 1
 

@@ -115,3 +115,15 @@ def test_budget_from_the_environment(monkeypatch):
         monkeypatch.setenv("WORKBENCH_CACHE_MB", bad)
         with pytest.raises(ValueError, match="WORKBENCH_CACHE_MB must be a number of megabytes"):
             budget_bytes()
+
+
+def test_sticky_entries_go_after_every_other_entry():
+    """A base entry (a table) is evicted only once no derived entry is left: evicting it first frees nothing."""
+    lru = ByteLRU(300, size=lambda v: v.nbytes)
+    lru.get_or_compute("table", lambda: np.zeros(150, dtype=np.uint8), sticky=True)
+    lru.get_or_compute("release 1", lambda: np.zeros(100, dtype=np.uint8))
+    lru.get_or_compute("release 2", lambda: np.zeros(100, dtype=np.uint8))  # the table is the oldest
+    assert "table" in lru and "release 1" not in lru and "release 2" in lru
+    assert lru.total <= 300
+    lru.get_or_compute("big", lambda: np.zeros(250, dtype=np.uint8))  # only then does the table go
+    assert "table" not in lru and "release 2" not in lru and lru.total == 250

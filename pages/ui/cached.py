@@ -259,7 +259,7 @@ def _scope(hidden: list[Any]) -> str | None:
     return SHARED
 
 
-def memo(kind: str, spinner: str | None = None, remeasure: bool = False) -> Callable:
+def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky: bool = False) -> Callable:
     """Decorator: keep the function's results in :func:`store`, keyed by its plain arguments.
 
     Underscore arguments are left out of the key, except for the name of a
@@ -268,7 +268,9 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False) -> Call
     is kept under the current session's id (:func:`_scope`), so it is never
     served to another session and is purged when this one ends.
     ``spinner`` is shown while the value is computed; ``remeasure`` sizes
-    the value again on every hit (it grows after it is stored).
+    the value again on every hit (it grows after it is stored); ``sticky``
+    marks a base value (tables, encoded datasets) that the budget evicts only
+    after every derived one (:meth:`core.lru.ByteLRU.get_or_compute`).
     """
     def decorate(func: Callable) -> Callable:
         signature = inspect.signature(func)
@@ -290,7 +292,7 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False) -> Call
                 return func(*args, **kwargs)
 
             return store().get_or_compute((name, scope, names, plain), compute, scope=scope, kind=kind,
-                                          remeasure=remeasure)
+                                          remeasure=remeasure, sticky=sticky)
 
         def key(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
@@ -404,7 +406,7 @@ def items(values: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted((str(k), v) for k, v in values.items()))
 
 
-@memo("tables", spinner="Loading the sample table…")
+@memo("tables", spinner="Loading the sample table…", sticky=True)
 def sample_table(spec: str) -> Table:
     """A bundled sample by spec (``"adult"``, ``"census:500000"``), shared between sessions."""
     table = load_table(spec)
@@ -412,7 +414,7 @@ def sample_table(spec: str) -> Table:
     return table
 
 
-@memo("datasets", spinner="Encoding the chosen columns…")
+@memo("datasets", spinner="Encoding the chosen columns…", sticky=True)
 def dataset(_table: Table, content_hash: str, sa: str, qi: tuple[str, ...], bands: tuple = ()) -> Dataset:
     """``core.table.bind`` keyed by (content hash, SA, QIs, bands).
 

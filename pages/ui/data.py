@@ -250,7 +250,7 @@ def folder_entries() -> list:
     return _folder.entries(base) if base is not None else []
 
 
-@cached.memo("tables", spinner="Sampling the table of the data folder…")
+@cached.memo("tables", spinner="Sampling the table of the data folder…", sticky=True)
 def _folder_sample(name: str, rows: int, seed: int, stamp: tuple) -> Table:
     base = _folder.root()
     table, _ = _folder.open_sample(base, name, rows, seed)
