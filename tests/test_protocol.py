@@ -398,3 +398,18 @@ def test_gather_keeps_values_in_the_narrowest_type(monkeypatch):
     assert local.gather(codes, order).dtype == np.int32  # plain values keep their type
     assert local.code_dtype(np.int64, 70_000) == np.uint32 and local.code_dtype(np.uint8, 1000) == np.uint8
     assert local.code_dtype(np.float64, 3) == np.float64 and local.code_dtype(np.int16, None) == np.int16
+
+
+def test_rp_test_on_the_summary_is_the_test_on_the_records(adult):
+    """RP's check reads the micro groups from the combinations: the same analysis as from every record."""
+    from core.mechanisms.reconstruction import analyse, micro_groups, summary_groups
+    from core.table import load_dataset
+
+    for data in (adult, load_dataset("census:20000")):
+        a, b = micro_groups(data), summary_groups(data)
+        for field in ("size", "pair_group", "pair_value", "pair_count", "top_count", "top_value"):
+            assert np.array_equal(getattr(a, field), getattr(b, field)), field
+        for p in (0.2, 0.46, 0.9):
+            x, y = analyse(a, p, data.m, 0.3, 0.3), analyse(b, p, data.m, 0.3, 0.3)
+            assert np.array_equal(x.resample, y.resample) and np.array_equal(x.n_sample, y.n_sample)
+            assert np.array_equal(x.stuck, y.stuck)
