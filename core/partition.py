@@ -212,7 +212,39 @@ class Layout:
     @property
     def sizes(self) -> np.ndarray:
         """(r,) records per group."""
-        return np.bincount(np.arange(self.n) % self.r, minlength=self.r) if self.r else np.zeros(0, np.int64)
+        if not self.r:
+            return np.zeros(0, np.int64)
+        # position p goes to group p mod r: every group gets n // r, the first n mod r one more
+        return np.full(self.r, self.n // self.r, dtype=np.int64) + (np.arange(self.r) < self.n % self.r)
+
+    def st_rows(self, gid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(published group id, value) of every record, sorted by id then value: the ST's rows, without sorting n keys.
+
+        ``gid[g]`` is group ``g``'s published id.  The values in
+        sorted-position order, laid out as a ``(ceil(n / r), r)`` matrix, put
+        group ``g``'s values in column ``g``; each column is sorted (values
+        are distinct in a group, so this is the order by value), and the
+        columns are read in the order of their ids.  The same rows and order
+        as sorting :meth:`members` by ``(gid, value)``; ids are int32 below
+        2**31 groups and values the narrowest unsigned type (1 byte a record
+        for up to 255 values).
+        """
+        m = len(self.counts)
+        n, r = self.n, self.r
+        vt = np.uint8 if m < 2**8 - 1 else np.uint16 if m < 2**16 - 1 else np.uint32
+        by_start = np.argsort(self.start, kind="stable")
+        k = -(-n // r) if r else 0
+        grid = np.full(k * r, m, dtype=vt)  # m: an empty cell of the last row
+        grid[:n] = np.repeat(by_start.astype(vt), self.counts[by_start])
+        grid = grid.reshape(k, r)
+        grid.sort(axis=0)
+        inverse = np.empty(r, dtype=np.int64)
+        inverse[np.asarray(gid, dtype=np.int64)] = np.arange(r)
+        flat = grid[:, inverse].T.ravel()  # column of id 0, then id 1, ...: each group's sorted values
+        del grid
+        value = flat[flat != m]
+        ids = np.repeat(np.arange(r, dtype=np.int32 if r < 2**31 else np.int64), self.sizes[inverse])
+        return ids, value
 
     def members(self) -> tuple[np.ndarray, np.ndarray]:
         """(group, value) of every record, one pair per record, in sorted-position order (the ST's rows)."""

@@ -185,3 +185,31 @@ def test_tiny_table_residue_wraps():
     part = distinct_value_groups(sa, 4, 7)
     assert part.sizes.tolist() == [7]
     assert len(np.unique(sa[part.group == 0])) == 7
+
+
+def test_st_rows_are_the_members_sorted_by_published_id_and_value():
+    """The ST laid out as a grid and sorted by column: the members sorted by (gid, value), and the sizes."""
+    from core import shuffle
+    from core.partition import sorted_layout
+
+    rng = np.random.default_rng(1)
+    checked = 0
+    for t in range(300):
+        m = int(rng.integers(2, 40))
+        counts = rng.integers(0, 50, m)
+        l = int(rng.integers(2, 6))
+        if (counts > 0).sum() < l:
+            continue
+        lay = sorted_layout(counts, l)
+        r = lay.n_groups
+        if counts.max() > r:  # not eligible: a value would repeat in a group
+            continue
+        gid = shuffle.relabel(t, "x", r)
+        g, v = lay.members()
+        g = gid[g]
+        o = np.argsort(g * m + v)
+        ids, values = lay.st_rows(gid)
+        assert np.array_equal(ids, g[o]) and np.array_equal(values, v[o])
+        assert np.array_equal(lay.sizes, np.bincount(np.arange(lay.n) % r, minlength=r))
+        checked += 1
+    assert checked > 100

@@ -82,12 +82,11 @@ class Anatomy(Mechanism):
         layout = sorted_layout(summary.sa_counts, values["l"])
         r = layout.n_groups
         gid = shuffle.relabel(seed, "anatomy/gid", r)  # ids in random order: a GID reveals nothing of the sort
-        g, v = layout.members()
-        g = gid[g]
-        # ST: one row per (group, value); values are distinct in a group, so every count is 1
-        st_order = np.argsort(g * summary.m + v)  # by (group, value); the pairs are distinct
+        gid = gid.astype(np.int32 if r < 2**31 else np.int64)  # the QIT's column: 4 bytes a record
+        # ST: one row per (group, value), by (group, value); values are distinct in a group, so every count is 1
+        g, v = layout.st_rows(gid)
         st = CodedTable(
-            columns={"gid": g[st_order], summary.sa_name: v[st_order], "count": np.ones(len(g), dtype=np.int64)},
+            columns={"gid": g, summary.sa_name: v, "count": np.ones(len(g), dtype=np.uint8)},
             labels={"gid": None, summary.sa_name: summary.sa_labels, "count": None},
         )
         sizes = layout.sizes
