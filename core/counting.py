@@ -644,9 +644,12 @@ class Records:
                               shape=(g, int(n_target)))
         by_group = CountIndex(list(qi_codes), domains, record_group, g)
         cells = (by_group.matrix @ w).tocoo()
-        # one contiguous array per attribute: every later projection reads whole columns
-        columns = np.ascontiguousarray(by_group.values[cells.row].T)
-        return cls(list(columns), domains, cells.col.astype(np.int64), n_target, weights=cells.data)
+        if not len(domains):
+            return cls([], domains, cells.col.astype(np.int64), n_target, weights=cells.data)
+        # the cells' QI combinations are the index's rows: coded by them, each subset's index is one bincount
+        groups = QIGroups(list(by_group.values.T), domains, len(by_group.keys))
+        return cls.on_groups(groups, cells.row.astype(np.int64), cells.col.astype(np.int64), n_target,
+                             weights=cells.data, aggregate=False)
 
     def index(self, attrs: tuple[int, ...]) -> CountIndex:
         """The index of ``attrs`` (built once, then cached).
