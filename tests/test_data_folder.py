@@ -114,3 +114,31 @@ def test_home_opens_a_folder_table_on_a_sample_and_sanitize_shows_the_full_comma
     assert full and "--out release" in full[0] and len(codes) == 1  # no reproduce command naming the sample
     assert any("seeded sample of 1,200 of the 5,000 rows of 'people.parquet'" in m.value for m in at.markdown)
     assert "a seeded sample of 1,200" in " ".join(c.value for c in at.sidebar.caption)
+
+
+@pytest.mark.slow  # three AppTest runs
+def test_a_link_or_reload_reopens_the_folder_table_and_says_when_it_cannot(data_dir, monkeypatch):
+    """The address names the data-folder table and its sample, so a reload opens the same sample, never Adult."""
+    from conftest import app, no_exception
+
+    at = app()
+    at.radio(key="w_source").set_value("folder").run()
+    at.selectbox(key="w_folder_name").set_value("people.parquet").run()
+    at.number_input(key="w_folder_rows").set_value(1200).run()
+    no_exception(at)
+    link = {k: at.query_params[k] for k in ("data", "folder.rows", "folder.seed", "sa", "qi")}
+    assert link["data"] == "folder:people.parquet" and link["folder.rows"] == "1200" and link["folder.seed"] == "0"
+    again = app("pages/1_Sanitize.py", query=link)  # a reload: a new session from the address
+    no_exception(again)
+    assert "a seeded sample of 1,200 of its 5,000 rows, sample seed 0" in " ".join(
+        c.value for c in again.sidebar.caption)
+    assert not [w.value for w in again.warning if "link" in w.value.lower()]  # every key of the link used
+    # a bad sample size is named and replaced; a server without the folder says so instead of swapping tables
+    bad = app("pages/1_Sanitize.py", query={**link, "folder.rows": "lots"})
+    assert any("sample size 'lots'" in w.value for w in bad.warning)
+    monkeypatch.delenv(F.ENV)
+    gone = app("pages/1_Sanitize.py", query=link)
+    no_exception(gone)
+    texts = " ".join(w.value for w in gone.warning) + " ".join(e.value for e in gone.error)
+    assert "without a data folder" in texts
+    assert "adult" not in " ".join(c.value for c in gone.sidebar.caption).lower()

@@ -30,7 +30,15 @@ from . import cached, state
 
 
 class TableProblem(Exception):
-    """No usable table: the message says what to do (shown by the page)."""
+    """No usable table: the message says what to do (shown by the page).
+
+    ``failure``: the table asked for cannot be opened (shown as a warning);
+    otherwise there is simply no table chosen yet (an info box).
+    """
+
+    def __init__(self, message: str, failure: bool = False):
+        super().__init__(message)
+        self.failure = failure
 
 
 def handle_upload(name: str, data: bytes) -> tuple[Table | None, str | None]:
@@ -265,7 +273,7 @@ def folder_table() -> Table:
     if base is None:
         raise TableProblem(f"The server was started without a data folder (set {_folder.ENV} to a folder of "
                            "Parquet, Arrow or CSV tables and start it again), so choose a bundled sample or "
-                           "upload a file.")
+                           "upload a file.", failure=True)
     if not choice.get("name"):
         raise TableProblem("Choose a table of the data folder on the Home page.")
     try:
@@ -275,7 +283,7 @@ def folder_table() -> Table:
         return _folder_sample(choice["name"], int(choice.get("rows") or _folder.DEFAULT_SAMPLE_ROWS),
                               int(choice.get("seed") or 0), stamp)
     except WorkbenchError as exc:
-        raise TableProblem(str(exc)) from None
+        raise TableProblem(str(exc), failure=True) from None
 
 
 def folder_picker() -> None:

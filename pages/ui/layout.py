@@ -64,9 +64,9 @@ def page_setup(title: str, icon: str) -> None:
         st.session_state[state.URL_NOTES] = []
 
 
-def need_table(message: str) -> None:
-    """Empty state: say what to do and link to the Home page."""
-    st.info(md(message))
+def need_table(message: str, failure: bool = False) -> None:
+    """Empty state: say what to do and link to the Home page (a table that cannot be opened: a warning)."""
+    (st.warning if failure else st.info)(md(message))
     st.page_link(HOME, label="Go to the Home page to choose a table", icon=":material/home:")
 
 
@@ -75,7 +75,7 @@ def dataset_or_empty_state():
     try:
         return current_dataset()
     except TableProblem as exc:
-        need_table(str(exc))
+        need_table(str(exc), exc.failure)
         return None
 
 

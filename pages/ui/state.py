@@ -105,6 +105,9 @@ DECISION = "wb_decision"
 WANT_UPLOAD = "wb_want_upload"
 #: ``data=upload:<content hash>`` in a link names an uploaded table
 UPLOAD_PREFIX = "upload:"
+#: ``data=folder:<name>`` in a link names a table of the server's data folder (with ``folder.rows`` and
+#: ``folder.seed``, its sample's size and seed)
+FOLDER_PREFIX = "folder:"
 #: the SA/QI columns a link named, checked against the table by :func:`pages.ui.data.link_column_notes`
 LINK_COLUMNS = "wb_link_columns"
 
@@ -441,6 +444,12 @@ def url_params() -> dict[str, str]:
         chash = up["table"].content_hash if up else (wanted or {}).get("hash")
         if chash:
             spec = f"{UPLOAD_PREFIX}{chash}"
+    folder = ss.get(FOLDER) or {}
+    if spec is None and ss.get(SOURCE) == "folder" and folder.get("name"):
+        # the server's file by its name in the data folder (a reload opens the same sample again)
+        spec = f"{FOLDER_PREFIX}{folder['name']}"
+        out["folder.rows"] = str(int(folder.get("rows") or 0))
+        out["folder.seed"] = str(int(folder.get("seed") or 0))
     if spec is not None:
         out["data"] = spec
         if ss.get(SA):
@@ -576,9 +585,29 @@ def restore(query: Mapping[str, Any]) -> list[str]:
             # nothing in a new session holds the uploaded table: Home asks for the same file again
             ss[SOURCE] = "upload"
             ss[WANT_UPLOAD] = {"hash": spec[len(UPLOAD_PREFIX):]}
+        elif spec.startswith(FOLDER_PREFIX) and spec[len(FOLDER_PREFIX):].strip():
+            # opened (or refused in one sentence: no data folder, a name outside it) when a page reads the table
+            from core.data import folder as _folder
+
+            choice = {"name": spec[len(FOLDER_PREFIX):], "rows": _folder.DEFAULT_SAMPLE_ROWS, "seed": 0}
+            for key, top in (("rows", _folder.MAX_SAMPLE_ROWS), ("seed", 2**31 - 1)):
+                text = q.get(f"folder.{key}")
+                if text is None:
+                    continue
+                used.add(f"folder.{key}")
+                digits = str(text).replace("_", "").replace(",", "")
+                if digits.isdigit() and (key == "seed" or int(digits) >= 1) and int(digits) <= top:
+                    choice[key] = int(digits)
+                else:
+                    notes.append(f"The link's data-folder sample {'size' if key == 'rows' else 'seed'} '{text}' is "
+                                 f"not a whole number from {1 if key == 'rows' else 0} to {top:,}; "
+                                 f"{choice[key]:,} is used.")
+            ss[SOURCE] = "folder"
+            ss[FOLDER] = choice
         else:
-            notes.append(f"The link names the table '{spec}', which is not a bundled sample nor an upload's "
-                         "content hash (upload:<16 hex digits>); choose the table on the Home page.")
+            notes.append(f"The link names the table '{spec}', which is not a bundled sample, an upload's "
+                         "content hash (upload:<16 hex digits>) nor a table of the server's data folder "
+                         "(folder:<name>); choose the table on the Home page.")
     link_columns: dict[str, Any] = {}
     if "sa" in q:
         if q["sa"]:
