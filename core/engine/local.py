@@ -24,6 +24,9 @@ are contiguous slices (:func:`part_bounds`).
 
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -195,6 +198,44 @@ def chunks(data, plan: Plan, batch_rows: int | None = None, combos: Combos | Non
         yield Chunk(start=start, qi=qi, sa=sa, key=key, rank=rank)
 
 
+#: threads applying a plan to batches at once (numpy releases the GIL in its loops); WORKBENCH_APPLY_THREADS
+#: overrides, 1 applies in the calling thread only
+APPLY_THREADS = int(os.environ.get("WORKBENCH_APPLY_THREADS", "0")) or min(2, os.cpu_count() or 1)
+
+
+def _applied(plan: Plan, work):
+    """``(chunk, plan.apply(chunk))`` for each chunk of ``work``, in order, up to :data:`APPLY_THREADS` at once.
+
+    A plan's ``apply`` reads the plan and the chunk only (every draw is
+    keyed by the record), so batches can be applied in any order and on
+    any thread: the results are taken in batch order, the same release.
+    The chunks themselves (ranks carried from batch to batch) are made in
+    order on the calling thread, at most ``APPLY_THREADS`` ahead.
+    """
+    work = iter(work)
+    first = next(work, None)
+    if first is None:
+        return
+    second = next(work, None)
+    if second is None or APPLY_THREADS < 2:
+        yield first, plan.apply(first)
+        if second is not None:
+            yield second, plan.apply(second)
+            for chunk in work:
+                yield chunk, plan.apply(chunk)
+        return
+    with ThreadPoolExecutor(APPLY_THREADS, thread_name_prefix="apply") as pool:
+        pending = deque([(first, pool.submit(plan.apply, first)), (second, pool.submit(plan.apply, second))])
+        for chunk in work:
+            while len(pending) >= APPLY_THREADS:
+                done, future = pending.popleft()
+                yield done, future.result()
+            pending.append((chunk, pool.submit(plan.apply, chunk)))
+        while pending:
+            done, future = pending.popleft()
+            yield done, future.result()
+
+
 def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None = None) -> Published:
     """Apply ``plan`` to every record of ``data`` in batches; the :class:`core.release.Published` in published order.
 
@@ -218,8 +259,7 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
     expected = set(plan.labels)
     # a plan without a per-record table (an interactive mechanism's answers) publishes nothing per record
     work = chunks(data, plan, batch_rows, combos) if plan.table is not None else ()
-    for chunk in work:
-        out = plan.apply(chunk)
+    for chunk, out in _applied(plan, work):
         got = set(out) - {"_keep"}
         if got != expected:
             raise RuntimeError(f"the plan's apply returned columns {sorted(got)}, not {sorted(expected)}")
