@@ -668,6 +668,12 @@ class ReconstructionPlan(Plan):
         self.scaled_start = scaled_start    # (G,) int64: first index of the group's scaled values
         self.values = values                # (S,) the sampled records' published values
         self.cum_copies = cum_copies        # (S,) int64: cumulative copies, group by group
+        # every resampled group's scaled sequence written out (one value per record of those groups, in the
+        # narrowest type of m): a record's value is one lookup, where a binary search of cum_copies per record
+        # missed the cache on every step (70% of a 100M-row release)
+        copies = np.diff(np.asarray(cum_copies, dtype=np.int64), prepend=0)
+        narrow = np.uint8 if self.m <= 255 else np.uint16 if self.m <= 65535 else np.int64
+        self.scaled = np.repeat(np.asarray(values).astype(narrow), copies)  # (sum of copies,)
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
         out = perturb_keyed(chunk.sa, self.p, self.m, self.seed, "up", chunk.start)
@@ -675,7 +681,7 @@ class ReconstructionPlan(Plan):
             rs = np.flatnonzero(self.resampled[chunk.key])
             if len(rs):
                 pos = self.scaled_start[chunk.key[rs]] + chunk.rank[rs]
-                out[rs] = self.values[np.searchsorted(self.cum_copies, pos, side="right")]
+                out[rs] = self.scaled[pos]
         return {self.sa: out}
 
 
