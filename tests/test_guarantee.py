@@ -519,3 +519,20 @@ def test_up_outside_values_make_require_guarantee_refuse(tmp_path):
     code = main(["sanitize", "adult", "--sensitive", "occupation", "--qi", "age", "sex", "--mechanism", "uniform",
                  "--seed", "1", "--out", str(out), "--require-guarantee"])
     assert code == G.EXIT_NOT_MET and not out.exists()
+
+
+def test_anatomy_check_reads_counts_above_one(adult):
+    """An ST whose counts are not all 1 (a hand-made or aggregated one) is checked on its counts."""
+    from dataclasses import replace
+
+    from core.release import CodedTable
+
+    mech = mechanisms.get("anatomy")
+    rel = mechanisms.sanitize(adult, "anatomy", {"l": 2}, seed=1)
+    st = rel.tables["st"]
+    sa = rel.source["sensitive"]
+    table = CodedTable(columns={"gid": np.array([0, 0, 1, 1]), sa: np.array([0, 1, 0, 2]),
+                                "count": np.array([2, 1, 1, 1])}, labels=st.labels)
+    v = mech.guarantee(adult, mech.resolve({"l": 2}), replace(rel, tables={**rel.tables, "st": table}))
+    f = v.failures[0]  # group 0: 2 of 3 records hold one value (2/3 > 1/2); group 1 passes
+    assert (f.count, f.of) == (1, 2) and f.measured == pytest.approx(2 / 3)

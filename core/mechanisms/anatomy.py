@@ -106,12 +106,17 @@ class Anatomy(Mechanism):
     def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
         """The largest share of one value in each group, from the published ST."""
         st = release.tables["st"]
-        gid = np.asarray(st.columns["gid"], dtype=np.int64)
-        cnt = np.asarray(st.columns["count"], dtype=float)
+        gid = np.asarray(st.columns["gid"])
+        cnt = np.asarray(st.columns["count"])
         n_groups = int(gid.max(initial=-1)) + 1
-        size = np.bincount(gid, weights=cnt, minlength=n_groups)
-        top = np.zeros(n_groups)
-        np.maximum.at(top, gid, cnt)
+        if np.all(cnt == 1):  # one ST row per (group, value) with count 1 (as Anatomy writes it): no float copies
+            size = np.bincount(gid, minlength=n_groups).astype(float)
+            top = (size > 0).astype(float)
+        else:
+            cnt = cnt.astype(float)
+            size = np.bincount(gid, weights=cnt, minlength=n_groups)
+            top = np.zeros(n_groups)
+            np.maximum.at(top, gid, cnt)
         share = np.divide(top, size, out=np.zeros(n_groups), where=size > 0)
         limit = 1.0 / int(values["l"])
         bad = share > limit + 1e-12
