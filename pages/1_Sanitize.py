@@ -127,6 +127,7 @@ def _fix_button(verdict, key: str) -> None:
 
 verdict_args = (data, data.key, name, cached.items(values), int(seed))
 searching = None  # the nearest setting that meets the guarantee, while it is looked for behind the page
+verdict = None
 if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*verdict_args):
     with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
         verdict = cached.verdict(*verdict_args)
@@ -142,7 +143,10 @@ with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
     except WorkbenchError as exc:
         st.error(md(exc))
         st.stop()
-if not cached.verdict.is_cached(*verdict_args):
+if verdict is None and cached.verdict.is_cached(*verdict_args):
+    # the search behind the page (this session's earlier rerun, or another session's) finished meanwhile
+    verdict = cached.verdict(*verdict_args)
+elif verdict is None:
     # the release carries its verdict; only the search for the nearest setting that meets the guarantee
     # (up to 16 more releases) is left, and it runs behind the page (see _verdict_box)
     verdict = release.verdict
