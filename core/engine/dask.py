@@ -892,6 +892,18 @@ class SummaryData:
         raise DataError(f"The Dask engine reads only the chosen columns; '{clip(name)}' is not among them.")
 
 
+def _labelled_frame(table, limit: int | None = None):
+    """A table's ``names`` columns (the first ``limit`` rows) as a frame of labels (``to_frame`` of the tables below)."""
+    import pandas as pd
+
+    out = {}
+    for c in table.names:
+        col = table.columns[c] if limit is None else table.columns[c][:limit]
+        lab = table.labels.get(c)
+        out[c] = col if lab is None else np.asarray(lab)[col]
+    return pd.DataFrame(out)
+
+
 class SummaryTable:
     """A published per-record table known by its distinct rows and counts (written to part files, not held).
 
@@ -919,15 +931,7 @@ class SummaryTable:
             self._columns = {c: np.repeat(self.distinct[c], self.count) for c in self.names}
         return self._columns
 
-    def to_frame(self, limit: int | None = None):
-        import pandas as pd
-
-        out = {}
-        for c in self.names:
-            col = self.columns[c] if limit is None else self.columns[c][:limit]
-            lab = self.labels.get(c)
-            out[c] = col if lab is None else np.asarray(lab)[col]
-        return pd.DataFrame(out)
+    to_frame = _labelled_frame
 
 
 class PartsTable:
@@ -954,15 +958,7 @@ class PartsTable:
     def __len__(self) -> int:
         return self.rows
 
-    def to_frame(self, limit: int | None = None):
-        import pandas as pd
-
-        out = {}
-        for c in self.names:
-            col = self.columns[c] if limit is None else self.columns[c][:limit]
-            lab = self.labels.get(c)
-            out[c] = col if lab is None else np.asarray(lab)[col]
-        return pd.DataFrame(out)
+    to_frame = _labelled_frame
 
 
 class _PartColumns(_MappingABC):
