@@ -377,6 +377,10 @@ def test_order_grouped_in_small_groups_is_the_stable_argsort(monkeypatch):
         assert order.dtype == np.int32
         assert np.array_equal(order, np.argsort(keys, kind="stable"))
         assert np.array_equal(bounds, local.part_bounds(keys[order], local.parts_bits(n)))
+        # the records kept of a larger table are cut into that table's parts (more bits than their own count's)
+        order, bounds = local.ordered_parts(keys, 3)
+        assert np.array_equal(order, np.argsort(keys, kind="stable"))
+        assert np.array_equal(bounds, local.part_bounds(keys[order], 3))
 
 
 def test_words_read_in_batches_are_one_read(monkeypatch):

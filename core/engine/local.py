@@ -72,7 +72,7 @@ def published_order(keys: np.ndarray) -> np.ndarray:
     return ordered_parts(keys)[0]
 
 
-def ordered_parts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def ordered_parts(keys: np.ndarray, bits: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`published_order` of ``keys`` and :func:`part_bounds` of the sorted keys, in one pass.
 
     Sorted part by part (records grouped by the top :func:`parts_bits`
@@ -85,7 +85,7 @@ def ordered_parts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     keys = np.asarray(keys, dtype=np.uint64)
     n = len(keys)
-    bits = parts_bits(n)
+    bits = parts_bits(n) if bits is None else int(bits)  # the parts to cut (records kept of a larger table: its)
     pos = position_dtype(n)
     if bits == 0:
         return _argsort_exact(keys).astype(pos, copy=False), np.array([0, n], dtype=np.int64)
@@ -322,10 +322,7 @@ def _order_and_bounds(seed: int, n: int, keep: np.ndarray | None) -> tuple[np.nd
         if kept is not None:
             keys = keys[kept]
         # the parts are cut by n's bit count (every engine's), also when records were dropped
-        order, bounds = ordered_parts(keys) if parts_bits(len(keys)) == parts_bits(n) else (
-            published_order(keys), None)
-        if bounds is None:
-            bounds = part_bounds(keys[order], parts_bits(n))
+        order, bounds = ordered_parts(keys, parts_bits(n))
         del keys
         return (order if kept is None else kept[order].astype(position_dtype(n), copy=False)), bounds
 
