@@ -168,14 +168,18 @@ def test_tradeoffs_map_point_details_and_offline_report(server, browser, tmp_pat
         assert page.get_by_text("Click a point on the map to see its measures here.").count() == 1
 
         # a click landing while the chart is redrawn on a loaded machine can be lost: click again, at most 3 times
+        # (each attempt first waits for the points: the rerun a click starts redraws the map)
+        points = page.locator(".js-plotly-plot .scatterlayer .points path")
         opened = None
         for _ in range(3):
-            page.locator(".js-plotly-plot .scatterlayer .points path").first.click(force=True)
+            drawn = _wait_for(lambda: points.count() > 0, timeout=120)
+            assert drawn, "the map has no points to click; the page says: " + page.inner_text("body")[-1500:]
+            points.first.click(force=True)
             opened = _wait_for(lambda: page.get_by_text("lift over the most common value").count() > 0, timeout=30)
             if opened:
                 break
         assert opened, \
-            "clicking a point did not open its details"
+            "clicking a point did not open its details; the page says: " + page.inner_text("body")[-1500:]
 
         page.get_by_role("button", name="Build the report").click()
         button = page.get_by_role("button", name="Download the report (HTML)")
