@@ -24,6 +24,8 @@ from pages.ui.params import param_inputs
 ui.page_setup("Trade-offs", "⚖️")
 ss = st.session_state
 FROM_LINK = "wb_to_from_link"
+#: the settings this session asked to measure ("Measure every setting"): job keys
+ASKED = "wb_to_asked"
 if FROM_LINK not in ss:  # the page's first run in this session: were its settings in the link?
     ss[FROM_LINK] = "to" in st.query_params
 #: measured settings kept per table (shared for a bundled sample, private to the session for an upload)
@@ -170,8 +172,12 @@ if not jobs:
 results = _results(data, data.key)
 keys = [_job_key(data.key, name, params, seed, queries, records) for name, params in jobs]
 known = sum(k in results["outcomes"] for k in keys)
-# every setting measured before (in any session, for this table and these settings): draw without the button
-if not (st.button("Measure every setting", type="primary", key="w_to_run") or known == len(jobs)):
+# every setting measured before (in any session, for this table and these settings), or asked for in this
+# session already (a result the byte-bounded cache let go is measured again, not hidden behind the button)
+asked = ss.setdefault(ASKED, set())
+if st.button("Measure every setting", type="primary", key="w_to_run"):
+    asked.update(keys)
+if not (known == len(jobs) or asked.issuperset(keys)):
     have = f" ({known} already measured)" if known else ""
     if ss.get(FROM_LINK):
         st.caption(f"The link's settings are loaded: {len(jobs)} settings on {data.n:,} records{have}; "

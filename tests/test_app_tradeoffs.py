@@ -129,3 +129,23 @@ def test_report_button_offers_a_download():
     no_exception(at)
     html = at.session_state["wb_report_html"]
     assert html.startswith("<!DOCTYPE html>") and "<script src" not in html
+
+
+@pytest.mark.slow
+def test_a_map_the_cache_let_go_is_measured_again_not_hidden():
+    """The byte-bounded cache may drop the measured points (other sessions, big tables) between two reruns:
+    the session that asked for the map gets it measured again, instead of the "measure" button again."""
+    from pages.ui import cached
+
+    at = measured()
+    before = at.dataframe[0].value
+    cached.store().clear()  # everything the cache held is gone, as after eviction
+    at.selectbox(key="w_to_risk").set_value("small_sum_disclosure").run()
+    no_exception(at)
+    assert "chart_map" in charts(at)
+    assert at.dataframe[0].value.equals(before)  # same seed: the same measures again
+    # a new session (same table, cache emptied) still waits for the button
+    cached.store().clear()
+    fresh = app(PAGE, query={"to": ",".join(FEW), "to.queries": "300", "to.records": "300"})
+    no_exception(fresh)
+    assert "chart_map" not in charts(fresh)
