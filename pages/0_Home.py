@@ -58,6 +58,8 @@ SOURCES = {"sample": "Bundled sample", "upload": "Upload a file (CSV or any deli
                                                   "Stata, SAS)"}
 if uidata.folder_root() is not None:
     SOURCES["folder"] = "The server's data folder (large tables, on a sample)"
+if ss[state.SOURCE] not in SOURCES:  # a link to a data-folder table on a server without one: said, not swapped
+    st.warning(md(uidata.no_folder_message()))
 state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
 source = st.radio("Table source", list(SOURCES), key="w_source", format_func=SOURCES.get, horizontal=True)
 ss[state.SOURCE] = source
@@ -146,8 +148,8 @@ else:
 try:
     table = uidata.current_table()
 except uidata.TableProblem as exc:
-    if source != "upload":
-        st.error(md(exc))
+    if source != "upload":  # a table that cannot be opened (a data-folder file gone or unreadable): a warning,
+        (st.warning if exc.failure else st.info)(md(exc))  # as every other page shows it (layout.need_table)
     elif ss.get(state.WANT_UPLOAD):
         pass  # the warning above asks for the file
     elif uploaded is None:

@@ -266,14 +266,18 @@ def _folder_sample(name: str, rows: int, seed: int, stamp: tuple) -> Table:
     return table
 
 
+def no_folder_message() -> str:
+    """What a link to a data-folder table meets on a server started without a data folder."""
+    return (f"The server was started without a data folder (set {_folder.ENV} to a folder of Parquet, Arrow or "
+            "CSV tables and start it again), so choose a bundled sample or upload a file.")
+
+
 def folder_table() -> Table:
     """The seeded sample of the data-folder table chosen on Home; raises :class:`TableProblem`."""
     choice = st.session_state.get(state.FOLDER) or {}
     base = _folder.root()
     if base is None:
-        raise TableProblem(f"The server was started without a data folder (set {_folder.ENV} to a folder of "
-                           "Parquet, Arrow or CSV tables and start it again), so choose a bundled sample or "
-                           "upload a file.", failure=True)
+        raise TableProblem(no_folder_message(), failure=True)
     if not choice.get("name"):
         raise TableProblem("Choose a table of the data folder on the Home page.")
     try:
