@@ -109,7 +109,8 @@ def _assert_only(text: str, own: str | None) -> None:
         if name == own:
             assert name in text, f"{name} missing from its own session"
         else:
-            assert name not in text, f"{name} shown in the session of {own}"
+            at = text.find(name)  # where, so that a failure says which part of the page showed it
+            assert at < 0, f"{name} shown in the session of {own}: ...{text[max(0, at - 600):at + 200]}..."
 
 
 def _check_session(page, own: str, rows: int, columns: tuple[str, ...], others: tuple[str, ...]) -> None:
