@@ -600,7 +600,7 @@ class Records:
     @classmethod
     def from_groups(cls, qi_codes: Sequence[np.ndarray], domains: Sequence[int], record_group: np.ndarray,
                     st_group: np.ndarray, st_target: np.ndarray, st_count: np.ndarray,
-                    n_target: int) -> "Records":
+                    n_target: int, record_weights: np.ndarray | None = None) -> "Records":
         """Weighted cells of a group-based release: a QI table with a group id per row, and an ST.
 
         Anatomy-style estimators read a QIT record of group g as every value
@@ -629,6 +629,10 @@ class Records:
             caller combines, e.g. ``a * m + s``), count.
         n_target : int
             Number of target codes.
+        record_weights : ndarray (N,), optional
+            How many QIT records each row stands for (default 1): a QIT
+            known by its distinct rows and their counts (the Dask engine's)
+            gives the cells its records give.
 
         Returns
         -------
@@ -642,7 +646,8 @@ class Records:
         size = np.bincount(st_group, weights=count, minlength=g)
         w = sparse.csr_matrix((count / size[st_group], (st_group, np.asarray(st_target, dtype=np.int64))),
                               shape=(g, int(n_target)))
-        by_group = CountIndex(list(qi_codes), domains, record_group, g)
+        weights = None if record_weights is None else np.asarray(record_weights, dtype=float)
+        by_group = CountIndex(list(qi_codes), domains, record_group, g, weights)
         cells = (by_group.matrix @ w).tocoo()
         if not len(domains):
             return cls([], domains, cells.col.astype(np.int64), n_target, weights=cells.data)

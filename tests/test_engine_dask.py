@@ -356,3 +356,22 @@ def test_dask_flags_need_the_dask_engine(table_dir, tmp_path, capsys):
 def test_out_with_an_extension_is_refused(table_dir, tmp_path, capsys):
     _refused(capsys, tmp_path, "sanitize", table_dir, "--sa", "dx", "--qi", QI, "--mechanism", "uniform",
              "--out", tmp_path / "out.parquet", "--engine", "dask", expect="folder name without an extension")
+
+
+@pytest.mark.parametrize("mech", PLANNED)
+def test_evaluate_counts_the_release_on_its_distinct_rows(table_dir, capsys, monkeypatch, mech):
+    """Dask evaluate never expands the release to one row per record (that cost 64 bytes a row at 100M)."""
+    base = ["evaluate", table_dir, "--sa", "dx", "--qi", QI, "--mechanism", mech, "--seed", 4, "--queries", 400,
+            "--json"]
+    rc, out, err = _cli(capsys, *base)
+    assert rc == 0, err
+    want = json.loads(out)
+    expanded = []
+    real = dk.SummaryTable.columns.fget
+    monkeypatch.setattr(dk.SummaryTable, "columns", property(lambda t: expanded.append(t.names) or real(t)))
+    rc, out, err = _cli(capsys, *base, "--engine", "dask")
+    assert rc == 0, err
+    got = json.loads(out)
+    got.pop("run")
+    assert got == want
+    assert expanded == []

@@ -41,7 +41,7 @@ from ..engine.protocol import Chunk, Plan
 from ..partition import Layout, check_distinct_counts, sorted_layout
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism
+from .base import Mechanism, rows_of
 
 
 class AnatomyPlan(Plan):
@@ -143,9 +143,10 @@ class Anatomy(Mechanism):
             qit, st = release.tables["qit"], release.tables["st"]
             qi = release.source["qi"]
             sa = release.source["sensitive"]
+            rows, count = rows_of(qit)  # a Dask QIT: its distinct rows, weighted by their counts
             cache["anatomy"] = Records.from_groups(
-                [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["gid"],
-                st.columns["gid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
+                [rows[c] for c in qi], [len(qit.labels[c]) for c in qi], rows["gid"],
+                st.columns["gid"], st.columns[sa], st.columns["count"], len(st.labels[sa]), record_weights=count)
         return cache["anatomy"]
 
 

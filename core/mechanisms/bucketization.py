@@ -74,7 +74,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism
+from .base import Mechanism, rows_of
 
 THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
               "(f′ = min(1, θf + b)); lower is safer.", 8.0, low=0.5, high=64, step=0.5, safer="lower",
@@ -330,8 +330,9 @@ class Bucketization(Mechanism):
         bid = np.asarray(st.columns["bid"], dtype=np.int64)
         x = np.asarray(st.columns[data.sa], dtype=np.int64)
         cnt = np.asarray(st.columns["count"], dtype=float)
-        n_b = int(max(bid.max(initial=-1), np.max(qit.columns["bid"], initial=-1))) + 1
-        size = np.bincount(np.asarray(qit.columns["bid"], dtype=np.int64), minlength=n_b).astype(float)
+        rows, count = rows_of(qit)  # a Dask QIT: its distinct rows and their counts
+        n_b = int(max(bid.max(initial=-1), np.max(rows["bid"], initial=-1))) + 1
+        size = np.bincount(np.asarray(rows["bid"], dtype=np.int64), weights=count, minlength=n_b).astype(float)
         share = cnt / np.maximum(size[bid], 1)
         checked = np.ones(len(cnt), dtype=bool) if not int(values["sigma"]) else cnt > 1
         over = checked & (share > fp[x] + bk.EPS)
@@ -389,9 +390,10 @@ class Bucketization(Mechanism):
             qit, st = release.tables["qit"], release.tables["st"]
             qi = release.source["qi"]
             sa = release.source["sensitive"]
+            rows, count = rows_of(qit)  # a Dask QIT: its distinct rows, weighted by their counts
             cache["bucketization"] = Records.from_groups(
-                [qit.columns[c] for c in qi], [len(qit.labels[c]) for c in qi], qit.columns["bid"],
-                st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]))
+                [rows[c] for c in qi], [len(qit.labels[c]) for c in qi], rows["bid"],
+                st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]), record_weights=count)
         return cache["bucketization"]
 
 

@@ -88,13 +88,13 @@ import numpy as np
 
 from ..bounds.retention import gamma_from_rho, retention_from_gamma
 from ..bounds.sdr import error_bound
-from ..counting import QueryBatch, Records, select
+from ..counting import QueryBatch, Records, distinct_rows, select
 from .. import guarantee as G
 from ..errors import NotEligible, ParameterError
 from ..params import Param
 from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, table_records
+from .base import SHARED_GROUPS, Mechanism, rows_of
 from .uniform import RHO1, RHO2, check_rho, mle, perturb_keyed
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk
@@ -790,12 +790,20 @@ class SDR(Mechanism):
         cache = release.state.setdefault("_records", {})
         if "sdr" not in cache:
             t = release.tables["release"]
-            sa = release.source["sensitive"]
-            sub = np.asarray(t.columns[release.state["column"]], dtype=np.int64)
+            sa, qi, column = release.source["sensitive"], list(release.source["qi"]), release.state["column"]
             p = np.asarray(release.state["p"], dtype=float)
-            # each counted on its distinct cells (table_records), coded by the table's QI groups when shared
-            weighted = table_records(release, t.columns[sa], len(t.labels[sa]), weights=1.0 / p[sub])
-            by_sub = table_records(release, sub, len(p))
+            # the published (QI..., SA, sub-table) cells with their record counts first (a Dask table: its
+            # distinct rows, weighted by their counts), so both engines weight the same cells by count / p_i
+            rows, count = rows_of(t)
+            names = [*qi, sa, column]
+            cells, total = distinct_rows([rows[c] for c in names], [len(t.labels[c]) for c in names],
+                                         None if count is None else np.asarray(count, dtype=float))
+            total = np.rint(total).astype(float)
+            q_cells, target, sub = cells[:-2], cells[-2], cells[-1]
+            domains = [len(t.labels[c]) for c in qi]
+            groups = cache.get(SHARED_GROUPS)  # coded by the table's QI groups when shared
+            weighted = Records.on_rows(q_cells, domains, target, len(t.labels[sa]), total / p[sub], groups=groups)
+            by_sub = Records.on_rows(q_cells, domains, sub, len(p), total, groups=groups)
             cache["sdr"] = (weighted, by_sub)
         return cache["sdr"]
 
