@@ -16,7 +16,9 @@ same lexicographic order (:meth:`Combos.qi_groups`), which is the order of
 
 from __future__ import annotations
 
+import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Sequence
@@ -27,6 +29,8 @@ from ..counting import QIGroups, Records, distinct_rows
 
 #: mixed-radix keys are used while the product of the domains stays below this
 _KEY_LIMIT = 2 ** 62
+#: results of one kind kept per combinations by :meth:`Combos.remember`
+DERIVED_KEEP = 4
 
 
 def _fits(domains: Sequence[int]) -> bool:
@@ -219,6 +223,36 @@ class Combos:
         group, _ = self.qi_groups()
         return Records.on_groups(self.groups, group, self.sa, self.m, weights=self.count.astype(np.float64),
                                  aggregate=False)
+
+    # ---------------------------------------------------------- derived results
+    @cached_property
+    def _derived(self) -> tuple[OrderedDict, threading.Lock]:
+        return OrderedDict(), threading.Lock()
+
+    def remember(self, key, compute, keep: int = DERIVED_KEEP):
+        """``compute()``, kept with these combinations under ``key`` (the ``keep`` most recently used per key kind).
+
+        For results that are functions of the combinations and a few
+        parameters (Mondrian's partition for a (k, l)): a slider move that
+        changes another parameter, or a search that tries the same setting
+        again, reuses them.  They live as long as the combinations (memoised
+        per dataset by :meth:`of`); each is per-combination arrays, at most
+        the size of the combinations themselves.  ``key[0]`` names the kind:
+        at most ``keep`` entries of each kind are kept.
+        """
+        store, lock = self._derived
+        with lock:
+            if key in store:
+                store.move_to_end(key)
+                return store[key]
+        value = compute()
+        with lock:
+            store[key] = value
+            store.move_to_end(key)
+            kind = [k for k in store if k[0] == key[0]]
+            for old in kind[:max(0, len(kind) - keep)]:
+                del store[old]
+        return value
 
     # ---------------------------------------------------------- lookups
     @cached_property

@@ -442,14 +442,21 @@ def combo_partition(summary: Combos, k: int, l: int) -> tuple[Partition, np.ndar
     combination (:meth:`Combos.qi_groups` order): a cut compares QI codes
     only, so all records of one QI combination share a group, and the
     partition is the one the records give (tests/test_groups_counts.py).
+    It depends on (k, l) only, not on beta: it is kept with the
+    combinations (:meth:`Combos.remember`), so a move of beta's slider that
+    keeps l = ceil(1/beta), and the nearest-setting search, reuse it.
     """
-    numeric = _numeric(summary)
-    part = mondrian_partition(summary.qi, _positions(summary.qi_labels, numeric), summary.sa, summary.m, k, l,
-                              weights=summary.count)
-    qg, nq = summary.qi_groups()
-    of_qi = np.empty(nq, dtype=np.int64)
-    of_qi[qg] = part.group
-    return part, of_qi
+    def compute():
+        numeric = _numeric(summary)
+        part = mondrian_partition(summary.qi, _positions(summary.qi_labels, numeric), summary.sa, summary.m, k, l,
+                                  weights=summary.count)
+        qg, nq = summary.qi_groups()
+        of_qi = np.empty(nq, dtype=np.int64)
+        of_qi[qg] = part.group
+        return part, of_qi
+
+    remember = getattr(summary, "remember", None)  # kept with the combinations: beta's slider moves reuse it
+    return compute() if remember is None else remember(("mondrian/partition", int(k), int(l)), compute)
 
 
 class MondrianPlan(Plan):
@@ -513,6 +520,9 @@ class Mondrian(Mechanism):
                               suggestion={"k": max(1, data.n)})
 
     planned = True
+    #: its guarantee reads the groups table, max_presence and the notes, all the plan's: the nearest-setting
+    #: search judges a candidate without applying it to every record (core.mechanisms.setting_verdict)
+    verdict_from_plan = True
 
     def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> MondrianPlan:
         """Mondrian on the weighted combinations; each record's group from its QI combination.
@@ -595,7 +605,13 @@ class Mondrian(Mechanism):
                        explains=G.restating(release.notes, "above β"))
 
     def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
-        """β raised to the top value's share if needed, then the smallest k whose groups all meet β."""
+        """β raised to the top value's share if needed, then the smallest k whose groups all meet β.
+
+        k is searched (bisection on the partition alone, each kept with the
+        combinations) only up to the largest k its parameter takes
+        (``min(n, 100,000)``): a k above it could not be set, so when even
+        that k does not meet β there is no candidate.
+        """
         top = float(data.sa_counts.max() / data.n)
         beta = float(values["beta"])
         if top > beta + 1e-12:
@@ -603,23 +619,23 @@ class Mondrian(Mechanism):
         beta = round(beta, 6)
         l = int(values["l"]) if values.get("l") is not None else required_l(beta)
         summary = Combos.of(data)
-        positions = _positions(data.qi_labels, data.qi_numeric)
 
         def meets(k: int) -> bool:
-            part = mondrian_partition(summary.qi, positions, summary.sa, data.m, k, l, weights=summary.count)
+            part, _ = combo_partition(summary, k, l)
             counts = np.bincount(part.group * data.m + summary.sa, weights=summary.count,
                                  minlength=part.n_groups * data.m)
             counts = counts.reshape(part.n_groups, data.m)
             return bool(np.all(counts.max(axis=1) <= beta * counts.sum(axis=1) + 1e-9))
 
-        lo, hi = int(values["k"]), data.n
-        if not meets(hi):
+        k_high = next(p for p in self.params if p.name == "k").high
+        lo, hi = int(values["k"]), min(data.n, int(k_high))
+        if lo > hi or not meets(hi):
             return
         while lo < hi:  # smallest k that meets (larger k, coarser groups)
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if meets(mid) else (mid + 1, hi)
         yield {"beta": beta, "k": lo}
-        yield {"beta": beta, "k": data.n}
+        yield {"beta": beta, "k": min(data.n, int(k_high))}
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return estimate_boxes(release.state["boxes"], batch, release.state["domains"])
