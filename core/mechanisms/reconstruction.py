@@ -106,8 +106,9 @@ from .. import guarantee as G
 from ..errors import NotEligible
 from ..params import Param
 from .. import rng as _rng
+from ..engine import memo as _memo
 from ..engine.combos import Combos
-from ..engine.protocol import Chunk, Plan
+from ..engine.protocol import Chunk, Plan, ranks
 from ..release import Release
 from ..table import Dataset
 from .base import Mechanism, observed
@@ -288,7 +289,10 @@ def summary_groups(data) -> MicroGroups:
     (at 100M records that sort was most of RP's release time).
     """
     summary = getattr(data, "combos", None)
-    return micro_groups_of(summary if summary is not None else Combos.of(data))
+    if summary is not None:
+        return micro_groups_of(summary)
+    # the app keeps them between slider moves (they do not depend on any parameter; core.engine.memo)
+    return _memo.remember(_memo.for_data(data), ("rp/micro-groups",), lambda: micro_groups_of(Combos.of(data)))
 
 
 # ----------------------------------------------------------------- the test
@@ -661,8 +665,11 @@ class ReconstructionPlan(Plan):
     """
 
     def __init__(self, seed: int, sa: str, p: float, m: int, resampled: np.ndarray, scaled_start: np.ndarray,
-                 values: np.ndarray, cum_copies: np.ndarray, **fields):
-        super().__init__(seed=seed, rank_by="qi" if len(values) else None, **fields)
+                 values: np.ndarray, cum_copies: np.ndarray, memo=None, ranked=None, **fields):
+        # ``ranked``: every record's micro group and rank (whole table, from the app's memo), read by batch
+        # slices instead of the engine ranking each batch
+        ranked = ranked if len(values) else None
+        super().__init__(seed=seed, rank_by="qi" if len(values) and ranked is None else None, **fields)
         self.sa, self.p, self.m = sa, float(p), int(m)
         self.resampled = resampled          # (G,) bool
         self.scaled_start = scaled_start    # (G,) int64: first index of the group's scaled values
@@ -674,15 +681,44 @@ class ReconstructionPlan(Plan):
         copies = np.diff(np.asarray(cum_copies, dtype=np.int64), prepend=0)
         narrow = np.uint8 if self.m <= 255 else np.uint16 if self.m <= 65535 else np.int64
         self.scaled = np.repeat(np.asarray(values).astype(narrow), copies)  # (sum of copies,)
+        self.memo, self.ranked = memo, ranked
+
+    def __getstate__(self):
+        # pickled (the Dask engine): no memo, and the engine ranks the batches again
+        state = _memo.drop_memo(self.__dict__)
+        if state["ranked"] is not None:
+            state["ranked"], state["rank_by"] = None, "qi"
+        return state
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        out = perturb_keyed(chunk.sa, self.p, self.m, self.seed, "up", chunk.start)
-        if chunk.key is not None:
-            rs = np.flatnonzero(self.resampled[chunk.key])
+        if self.memo is None:
+            out = perturb_keyed(chunk.sa, self.p, self.m, self.seed, "up", chunk.start)
+        else:  # UP's draws do not depend on lambda or delta: kept between slider moves (a copy is changed)
+            kept = self.memo(("rp/up", int(self.seed), int(chunk.start), len(chunk), repr(self.p), self.m),
+                             lambda: _memo.narrow(perturb_keyed(chunk.sa, self.p, self.m, self.seed, "up",
+                                                                chunk.start), self.m))
+            out = kept.astype(np.asarray(chunk.sa).dtype)
+        key, rank = chunk.key, chunk.rank
+        if key is None and self.ranked is not None:
+            key, rank = (a[chunk.start:chunk.stop] for a in self.ranked)
+        if key is not None:
+            rs = np.flatnonzero(self.resampled[key])
             if len(rs):
-                pos = self.scaled_start[chunk.key[rs]] + chunk.rank[rs]
+                pos = self.scaled_start[key[rs]] + rank[rs]
                 out[rs] = self.scaled[pos]
         return {self.sa: out}
+
+
+def whole_table_ranks(data, summary) -> tuple[np.ndarray, np.ndarray]:
+    """Every record's micro group (``rank_by = "qi"``'s key) and its rank among the group's records, in input order.
+
+    What the engine computes batch by batch (:func:`core.engine.local.chunks`),
+    for the whole table at once, in the narrowest unsigned types (the app
+    keeps them between slider moves: they depend on the table only).
+    """
+    key, n_keys = summary.key_of("qi", data.qi_codes, data.sa_codes)
+    rank, _ = ranks(key, n_keys)
+    return _memo.narrow(key, n_keys), _memo.narrow(rank, max(1, data.n))
 
 
 # ----------------------------------------------------------------- attack simulation
@@ -791,7 +827,10 @@ class Reconstruction(Mechanism):
         """Algorithm 1 from the micro groups' counts (:class:`ReconstructionPlan` says what is drawn where)."""
         d = self.derived(summary, values)
         p, m, n = d["p"], summary.m, summary.n
-        g = micro_groups_of(summary)
+        memo = _memo.bind(summary)
+        data = _memo.local_data(summary)
+        g = (micro_groups_of(summary) if memo is None else
+             memo(("rp/micro-groups",), lambda: micro_groups_of(Combos.of(data))))
         an = analyse(g, p, m, values["lambda"], values["delta"], values["bound"])
         rs = an.resample
         sampled = g.pair_count.copy()
@@ -815,8 +854,11 @@ class Reconstruction(Mechanism):
         trials = np.where(rs, an.n_sample, g.size)
         after = group_violates(trials, g.pair_group, sampled, p, m, an.lam, an.delta, an.family)
         pub = self._published(summary, values, d, an, after, trials)
-        return ReconstructionPlan(seed, summary.sa_name, p, m, rs.copy(), scaled_start, y, cum,
-                                  labels={summary.sa_name: summary.sa_labels}, **pub)
+        ranked = None
+        if memo is not None and len(y):  # the records' groups and ranks, kept between slider moves
+            ranked = memo(("rp/qi-ranks",), lambda: whole_table_ranks(data, Combos.of(data)))
+        return ReconstructionPlan(seed, summary.sa_name, p, m, rs.copy(), scaled_start, y, cum, memo=memo,
+                                  ranked=ranked, labels={summary.sa_name: summary.sa_labels}, **pub)
 
     def _published(self, summary: Combos, values, d, an: Analysis, after, trials) -> dict[str, Any]:
         """The published metadata, privacy figures, notes and state of a release (module docstring)."""

@@ -96,6 +96,7 @@ from ..release import Release
 from ..table import Dataset
 from .base import SHARED_GROUPS, Mechanism, rows_of
 from .uniform import RHO1, RHO2, check_rho, mle, perturb_keyed
+from ..engine import memo as _memo
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk
 from ..engine.protocol import Plan as EnginePlan
@@ -537,7 +538,22 @@ def plan(counts: np.ndarray, rho1: float, rho2: float, delta: float = 0.05,
     )
 
 
-def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+def deal_positions(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Each record's place ``pi_x(rank)`` in its value's dealing order (purpose ``"sdr/deal"``).
+
+    ``total[x]`` is the number of records of value x in the table.  The
+    permutation of a value depends on the seed, the value and its count
+    only, not on PP's partition, so these positions are the same for every
+    rho2 (the app keeps them between slider moves, :mod:`core.engine.memo`).
+    """
+    from .. import shuffle
+
+    sa = np.asarray(sa, dtype=np.int64)
+    return shuffle.permute(seed, "sdr/deal", sa, np.asarray(rank), np.asarray(total, dtype=np.int64)[sa])
+
+
+def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray,
+                   positions: np.ndarray | None = None) -> np.ndarray:
     """Sub-table of each record from its SA code and its rank among its value's records.
 
     PP fixes how many records of value x each sub-table gets
@@ -546,7 +562,10 @@ def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.
     the record of rank r takes position ``pi_x(r)`` and positions are dealt
     to sub-tables in order (:func:`core.shuffle.deal`).  Sub-table
     membership is therefore uniformly random given the SA value, whatever
-    the input order, and independent of the QI values.
+    the input order, and independent of the QI values.  ``positions``:
+    :func:`deal_positions` of these records, when the caller has them
+    (otherwise computed for the records of values held by several
+    sub-tables only).
     """
     from .. import shuffle
 
@@ -556,7 +575,10 @@ def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.
     mixed = np.flatnonzero(held.sum(axis=0)[sa] > 1)
     if len(mixed):
         x = sa[mixed]
-        pos = shuffle.permute(seed, "sdr/deal", x, np.asarray(rank)[mixed], pl.counts.sum(axis=0)[x])
+        if positions is None:
+            pos = shuffle.permute(seed, "sdr/deal", x, np.asarray(rank)[mixed], pl.counts.sum(axis=0)[x])
+        else:
+            pos = np.asarray(positions)[mixed].astype(np.int64)
         sub[mixed] = shuffle.deal(pl.counts, x, pos)
     return sub
 
@@ -580,14 +602,28 @@ def perturb_subtables(pl: Plan, seed: int, start: int, sa: np.ndarray, sub: np.n
 
 
 class SDRPlan(EnginePlan):
-    """SDR's plan: PP's partition; each record's sub-table from (SA, rank), then UP inside it (rank by SA)."""
+    """SDR's plan: PP's partition; each record's sub-table from (SA, rank), then UP inside it (rank by SA).
 
-    def __init__(self, seed: int, pp: Plan, sa: str, column: str, n: int, **fields):
+    ``memo`` (:func:`core.engine.memo.bind`, the local engine in the app
+    only): each batch's :func:`deal_positions` are kept between releases,
+    since they do not depend on rho2; dropped when the plan is pickled.
+    """
+
+    def __init__(self, seed: int, pp: Plan, sa: str, column: str, n: int, memo=None, **fields):
         super().__init__(seed=seed, rank_by="sa", **fields)
         self.pp, self.sa, self.column, self.n = pp, sa, column, n
+        self.memo = memo
+
+    def __getstate__(self):
+        return _memo.drop_memo(self.__dict__)
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        sub = deal_subtables(self.pp, self.seed, chunk.sa, chunk.rank)
+        positions = None
+        if self.memo is not None:
+            total = self.pp.counts.sum(axis=0)
+            positions = self.memo(("sdr/deal", int(self.seed), int(chunk.start), len(chunk)), lambda: _memo.narrow(
+                deal_positions(self.seed, chunk.sa, chunk.rank, total), int(total.max(initial=1))))
+        sub = deal_subtables(self.pp, self.seed, chunk.sa, chunk.rank, positions)
         return {self.column: sub, self.sa: perturb_subtables(self.pp, self.seed, chunk.start, chunk.sa, sub)}
 
     def tally(self, chunk: Chunk, out) -> dict[str, int]:
@@ -735,7 +771,7 @@ class SDR(Mechanism):
             "delta": pl.delta,
         }
         return SDRPlan(
-            seed, pl, summary.sa_name, column, n,
+            seed, pl, summary.sa_name, column, n, memo=_memo.bind(summary),
             labels={column: names, summary.sa_name: sa_labels},
             published=published,
             privacy=privacy,

@@ -74,6 +74,9 @@ seed 000 (Fu et al., "Small sum privacy and large sum utility"), §3.1
 from __future__ import annotations
 
 import dataclasses
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -86,6 +89,7 @@ from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import Param
 from ..partition import check_distinct_counts, check_distinct_groups, distinct_value_groups, largest_feasible
 from .. import rng as _rng
+from ..engine import memo as _memo
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Published, Release
@@ -218,6 +222,8 @@ class DecoyLayout:
         self.over_row: dict[int, np.ndarray] = {}   # ... and their rows
         self.residual_rows = np.zeros(0, dtype=np.int64)
         self._filters: dict = {}  # (kind, column) -> membership filter of its overrides (built on first use)
+        self._lock = threading.Lock()
+        self._tables: LayoutTables | None = None  # :meth:`tables`, built on first use
         # values whose run is cut (by a column boundary or the residue): only their records' order inside the
         # run decides anything, since every column's rows are permuted anyway
         end = self.start + counts
@@ -231,11 +237,27 @@ class DecoyLayout:
         """The value of the record at each sorted position."""
         return self.run_value[np.searchsorted(self.run_end, pos, side="right")]
 
-    def position(self, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    def run_positions(self, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """``pi_v(rank)`` for every record: its place in its value's permuted run (purpose ``<prefix>/run``).
+
+        A value's permutation depends on the seed, the value and its count
+        only, not on gamma (gamma decides only which runs are cut and use
+        it), so the app keeps these between slider moves
+        (:mod:`core.engine.memo`).
+        """
+        sa = np.asarray(sa, dtype=np.int64)
+        return permute(self.seed, f"{self.prefix}/run", sa, np.asarray(rank, dtype=np.int64), self.counts[sa])
+
+    def position(self, sa: np.ndarray, rank: np.ndarray, run: np.ndarray | None = None) -> np.ndarray:
+        """The sorted position of each record from its value and rank (``run``: :meth:`run_positions`, if known)."""
         sa = np.asarray(sa, dtype=np.int64)
         rank = np.asarray(rank, dtype=np.int64)
         if not self.mixed:
             return self.start[sa] + rank
+        if run is not None:
+            out = np.where(self.split[sa], run, rank)
+            out += self.start[sa]
+            return out
         out = self.start[sa] + rank
         split = np.flatnonzero(self.split)
         if len(split) <= 64:  # a few cut runs (at most gamma + 1): each value's permutation with scalar key and size
@@ -412,6 +434,30 @@ class DecoyLayout:
             pos[~main] = self.main + which[j]
         return self.value_at(pos)
 
+    def tables(self, threads: int = 1) -> "LayoutTables":
+        """Every record's group and every group's member values, as lookup tables (mixed layout; built once).
+
+        :meth:`group_and_slot` and :meth:`member_values` evaluate a column's
+        permutation (and its inverse) per record; the local engine's plan
+        evaluates each column's permutation once over all its ``r`` indices
+        instead (``N`` evaluations, on ``threads`` threads) and reads both
+        directions from arrays: :class:`LayoutTables`.  The values are the
+        same: the tables are those functions written out.
+        """
+        with self._lock:
+            if self._tables is None:
+                self._tables = LayoutTables.of(self, threads)
+            return self._tables
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_lock"], state["_tables"] = None, None  # a lock cannot be pickled; the tables are rebuilt on use
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def size_counts(self) -> dict[str, int]:
         """``{size: groups of that size}`` (published)."""
         if not self.mixed:
@@ -421,6 +467,60 @@ class DecoyLayout:
             sizes = np.bincount(np.array([self.gamma + 1] * len(self.residual_rows)
                                          + [self.gamma] * (self.r - len(self.residual_rows))))
         return {str(s): int(c) for s, c in enumerate(sizes) if c}
+
+
+@dataclass(frozen=True, eq=False)
+class LayoutTables:
+    """A mixed :class:`DecoyLayout` written out: each sorted position's group, each group's member values.
+
+    Attributes
+    ----------
+    group : ndarray (N,) of int32
+        Group of the record at each sorted position (:meth:`DecoyLayout.group_and_slot`).
+    values : ndarray ((gamma + 1) r,)
+        ``values[s r + g]``: the value of group g's member in slot s
+        (:meth:`DecoyLayout.member_values`; slot gamma only for the residual
+        groups), in the narrowest unsigned type of the SA codes.
+    extra : ndarray (r,) of int64
+        1 for a group of gamma + 1 (it holds a residual record), else 0.
+    """
+
+    group: np.ndarray
+    values: np.ndarray
+    extra: np.ndarray
+
+    @classmethod
+    def of(cls, lay: DecoyLayout, threads: int = 1) -> "LayoutTables":
+        r, gamma, main = lay.r, lay.gamma, lay.main
+        m = len(lay.counts)
+        narrow = np.uint8 if m <= 256 else np.uint16 if m <= 65536 else np.int64
+        group = np.empty(lay.n, dtype=np.int32 if r < 2**31 else np.int64)
+        values = np.zeros((gamma + 1) * r, dtype=narrow)
+        # the value at each sorted position: each value's run, in run order
+        sorted_values = np.repeat(lay.run_value.astype(narrow), lay.counts[lay.run_value])
+
+        def column(c: int) -> None:
+            rows = lay.row(c, np.arange(r, dtype=np.int64))
+            group[c * r:(c + 1) * r] = rows
+            values[c * r + rows] = sorted_values[c * r:(c + 1) * r]
+
+        if threads > 1 and gamma > 1:
+            with ThreadPoolExecutor(threads, thread_name_prefix="splu-layout") as pool:
+                list(pool.map(column, range(gamma)))
+        else:
+            for c in range(gamma):
+                column(c)
+        rest = lay.residual_rows
+        group[main:] = rest
+        values[gamma * r + rest] = sorted_values[main:]
+        extra = np.zeros(r, dtype=np.int64)
+        extra[rest] = 1
+        return cls(group=group, values=values, extra=extra)
+
+
+#: the local engine's SPLU-Gen plan writes a mixed layout out (:class:`LayoutTables`, about 5 bytes a record)
+#: up to this many records; larger tables evaluate the permutations per record
+TABLE_ROWS = 1 << 25
 
 
 class SPLUPlan(Plan):
@@ -434,22 +534,65 @@ class SPLUPlan(Plan):
     Step 3.
     """
 
-    def __init__(self, seed: int, sa: str, layout: DecoyLayout, p: float, purpose: str = "splu", **fields):
+    def __init__(self, seed: int, sa: str, layout: DecoyLayout, p: float, purpose: str = "splu",
+                 tables: bool = False, memo=None, **fields):
         super().__init__(seed=seed, rank_by="sa", **fields)
         self.sa, self.layout, self.p, self.purpose = sa, layout, float(p), purpose
+        #: read groups and member values from :meth:`DecoyLayout.tables` (the local engine; same values)
+        self.use_tables = bool(tables) and layout.mixed and layout.n <= TABLE_ROWS
+        #: keeps each batch's :meth:`DecoyLayout.run_positions` between releases (:mod:`core.engine.memo`)
+        self.memo = memo if layout.mixed else None
+
+    def __getstate__(self):
+        return _memo.drop_memo(self.__dict__)
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
         lay = self.layout
-        group, slot = lay.group_and_slot(lay.position(chunk.sa, chunk.rank))
-        k = lay.sizes(group)
+        run = None
+        if self.memo is not None:
+            run = self.memo((f"{lay.prefix}/run", int(self.seed), int(chunk.start), len(chunk)), lambda: _memo.narrow(
+                lay.run_positions(chunk.sa, chunk.rank), int(lay.counts.max(initial=1))))
+        pos = lay.position(chunk.sa, chunk.rank, run)
         u = _rng.uniforms(self.seed, self.purpose, chunk.start, len(chunk), 2)
-        own = u[:, 0] < self.p
-        shift = 1 + np.minimum(np.floor(u[:, 1] * (k - 1)).astype(np.int64), k - 2)
         out = np.array(chunk.sa, copy=True)
-        move = np.flatnonzero(~own)
-        if len(move):
-            out[move] = lay.member_values(group[move], (slot[move] + shift[move]) % k[move])
+        move = np.flatnonzero(u[:, 0] >= self.p)  # the records that publish a decoy, not their own value
+        if not len(move):
+            return {self.sa: out}
+        u1 = u[move, 1]
+        del u
+        if self.use_tables:
+            # the layout written out (same values as the per-record path below): group, size, member value
+            tab = lay.tables(_LAYOUT_THREADS)
+            pos = pos[move]
+            group = tab.group[pos].astype(np.int64)
+            slot = np.minimum(pos // lay.r, lay.gamma)
+            del pos
+            k = tab.extra[group]
+            k += lay.gamma
+        else:
+            group, slot = lay.group_and_slot(pos)
+            del pos
+            k = lay.sizes(group)
+            group, slot, k = group[move], slot[move], k[move]
+        # another member: shift uniform on 1 .. k - 1 slots further on, modulo k
+        shift = np.floor(u1 * (k - 1)).astype(np.int64)
+        np.minimum(shift, k - 2, out=shift)
+        shift += 1
+        target = slot
+        target += shift
+        del shift
+        np.subtract(target, k, out=target, where=target >= k)
+        if self.use_tables:
+            target *= lay.r
+            target += group
+            out[move] = tab.values[target]
+        else:
+            out[move] = lay.member_values(group, target)
         return {self.sa: out}
+
+
+#: threads writing a layout's tables out (one column each at a time; numpy releases the GIL in its loops)
+_LAYOUT_THREADS = min(2, os.cpu_count() or 1)
 
 
 # --------------------------------------------------- iterative reconstruction
@@ -958,7 +1101,9 @@ class SPLU(Mechanism):
                                   "T_p_by_count": {str(int(k)): float(t) for k, t in zip(f, tail)}},
             "partition_published": False,
         }
-        return SPLUPlan(seed, summary.sa_name, layout, p, prefix, labels={summary.sa_name: summary.sa_labels},
+        return SPLUPlan(seed, summary.sa_name, layout, p, prefix, tables=_memo.local_data(summary) is not None,
+                        memo=_memo.bind(summary),
+                        labels={summary.sa_name: summary.sa_labels},
                         published=published, privacy=privacy, notes=tuple(notes), state=state)
 
     def publish(self, data: Dataset, values: Mapping[str, Any], seed: int, batch_rows: int | None = None) -> Published:

@@ -137,11 +137,35 @@ def _qi_memo(data, key, compute):
     return lru.get_or_compute((*key, token, scope), compute, scope=scope, kind="published QI columns")
 
 
+def _record_memo(data):
+    """:data:`core.engine.memo.RECORD_MEMO`: per-record arrays of a dataset that a slider move does not change.
+
+    SDR's dealing positions, RP's draws and ranks (:mod:`core.engine.memo`):
+    they depend on the table and the seed only.  Kept like :func:`_qi_memo`:
+    keyed by the Dataset object (a token never reused) and scoped like it,
+    so an upload's arrays stay in its session and leave with it.  Called
+    when a plan is made, on the script's thread, so the session is known;
+    the returned ``memo(key, compute)`` may then run on the apply threads.
+    """
+    lru = _STORES[0] if _STORES else None
+    token = _data_token(data)
+    if lru is None or token < 0:
+        return None
+    scope = _scope([data])
+
+    def memo(key, compute):
+        return lru.get_or_compute((*key, token, scope), compute, scope=scope, kind="per-record draws")
+
+    return memo
+
+
 def _install_order_memo() -> None:
     from core.engine import local
+    from core.engine import memo
 
     local.ORDER_MEMO = _order_memo
     local.QI_MEMO = _qi_memo
+    memo.RECORD_MEMO = _record_memo
 
 
 _install_order_memo()
