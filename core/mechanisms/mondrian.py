@@ -154,17 +154,20 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int,
     """
     n = len(sa)
     d = len(codes)
-    codes = [np.asarray(c, dtype=np.int64) for c in codes]
     positions = [np.asarray(p, dtype=float) for p in positions]
-    sa = np.asarray(sa, dtype=np.int64)
-    w = np.ones(n, dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
     domains = [len(p) for p in positions]
     scale = np.empty(d)
     for j in range(d):
         if n:
-            scale[j] = positions[j][codes[j].max()] - positions[j][codes[j].min()]
+            scale[j] = positions[j][np.max(codes[j])] - positions[j][np.min(codes[j])]
         else:
             scale[j] = 0.0
+    # the rows still being cut, compacted as partitions finish: codes (rows x QIs), SA, weights
+    mat = np.empty((n, d), dtype=np.int32 if max(domains, default=0) < 2**31 else np.int64)
+    for j in range(d):
+        mat[:, j] = codes[j]
+    sa_r = np.asarray(sa, dtype=np.int64)
+    w_r = np.ones(n) if weights is None else np.asarray(weights, dtype=np.int64).astype(np.float64)
     group = np.full(n, -1, dtype=np.int64)
     rows = np.arange(n)
     part = np.zeros(n, dtype=np.int64)
@@ -174,36 +177,44 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int,
     while n_part:
         levels += 1
         units = np.bincount(part, minlength=n_part)
-        wr = w[rows]
-        sizes = np.bincount(part, weights=wr, minlength=n_part).astype(np.int64)
+        sizes = np.bincount(part, weights=w_r, minlength=n_part).astype(np.int64)
         half = sizes // 2
         spans = np.zeros((n_part, d))
         ok = np.zeros((n_part, d), dtype=bool)
         thresholds = np.zeros((n_part, d), dtype=np.int64)
+        seen_base = part * (2 * m) + sa_r  # (partition, right side, SA value); + m on the left side
         for j in range(d):
-            c = codes[j][rows]
+            c = mat[:, j]
             dom = domains[j]
             if n_part * dom <= _HIST_CELLS:
-                hist = np.bincount(part * dom + c, weights=wr, minlength=n_part * dom).reshape(n_part, dom)
+                idx = part * dom
+                idx += c
+                hist = np.bincount(idx, weights=w_r, minlength=n_part * dom).reshape(n_part, dom)
+                del idx
                 present = hist > 0
                 lo = present.argmax(axis=1)
                 hi = dom - 1 - present[:, ::-1].argmax(axis=1)
                 cum = hist.cumsum(axis=1)
                 thr = (cum > half[:, None]).argmax(axis=1)  # code of the floor(n/2)-th smallest (0-based)
+                # records strictly below the cut value: the histogram's running count before it
+                n_left = np.where(thr > 0, cum[np.arange(n_part), np.maximum(thr - 1, 0)], 0.0)
+                left = c < thr[part]
             else:  # large domains: one sort of (partition, code)
                 order = np.lexsort((c, part))
                 sc = c[order]
                 start = np.concatenate(([0], np.cumsum(units)[:-1]))
-                cw = np.cumsum(wr[order])  # records up to and including each sorted row
+                cw = np.cumsum(w_r[order])  # records up to and including each sorted row
                 base = np.concatenate(([0], cw))[start]
                 at = np.searchsorted(cw, base + half, side="right")  # the floor(n/2)-th record (0-based)
                 lo, hi, thr = sc[start], sc[start + units - 1], sc[at]
+                left = c < thr[part]
+                n_left = np.bincount(part, weights=left * w_r, minlength=n_part)
             if scale[j] > 0:
                 spans[:, j] = (positions[j][hi] - positions[j][lo]) / scale[j]
-            left = c < thr[part]
-            n_left = np.bincount(part, weights=left * wr, minlength=n_part)
-            side = part * 2 + left
-            seen = np.bincount(side * m + sa[rows], minlength=n_part * 2 * m).reshape(n_part, 2, m) > 0
+            side = left * m
+            side += seen_base
+            seen = np.bincount(side, minlength=n_part * 2 * m).reshape(n_part, 2, m) > 0
+            del side
             distinct = seen.sum(axis=2)  # [:, 0] right side, [:, 1] left side
             ok[:, j] = ((n_left >= k) & (sizes - n_left >= k)
                         & (distinct[:, 1] >= l) & (distinct[:, 0] >= l))
@@ -219,16 +230,16 @@ def mondrian_partition(codes, positions, sa: np.ndarray, m: int, k: int, l: int,
         gid_of[done] = n_groups + np.arange(int(done.sum()))
         n_groups += int(done.sum())
         rec_done = done[part]
-        group[rows[rec_done]] = gid_of[part[rec_done]]
-        keep = ~rec_done
-        rows, part = rows[keep], part[keep]
+        if rec_done.any():
+            group[rows[rec_done]] = gid_of[part[rec_done]]
+            keep = ~rec_done
+            rows, part, mat, sa_r, w_r = rows[keep], part[keep], mat[keep], sa_r[keep], w_r[keep]
         if not len(rows):
             break
         # children of splitting partition p: 2 r(p) (left) and 2 r(p) + 1 (right)
         rank = np.cumsum(can) - 1
         col = chosen[part]
-        c_all = np.stack([codes[j][rows] for j in range(d)], axis=1) if d else np.zeros((len(rows), 0), int)
-        value = c_all[np.arange(len(rows)), col]
+        value = mat[np.arange(len(rows)), col] if d else np.zeros(len(rows), dtype=np.int64)
         left = value < thresholds[part, col]
         part = 2 * rank[part] + (~left)
         n_part = 2 * int(can.sum())
