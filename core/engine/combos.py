@@ -268,6 +268,15 @@ class Combos:
         """Index of each record's (QI..., SA) combination among the rows (records must be of this table)."""
         return self._row_keys.lookup([*qi_codes, sa_codes])
 
+    @property
+    def group_lookup(self) -> "_Keys":
+        """What :meth:`group_of` looks records up in (per QI combination, picklable): ``.lookup(qi_codes)``.
+
+        A plan that needs each record's QI combination but no rank holds
+        it instead of asking the engine for ``rank_by="qi"`` (Mondrian).
+        """
+        return self._group_keys
+
     def group_of(self, qi_codes: Sequence[np.ndarray]) -> np.ndarray:
         """Index of each record's QI combination among :meth:`qi_groups` (records must be of this table)."""
         return self._group_keys.lookup(list(qi_codes))

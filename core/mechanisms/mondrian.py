@@ -471,16 +471,65 @@ def combo_partition(summary: Combos, k: int, l: int) -> tuple[Partition, np.ndar
 
 
 class MondrianPlan(Plan):
-    """Mondrian's plan: the group of each QI combination and each group's generalized codes (rank by QI)."""
+    """Mondrian's plan: each QI combination's group id and generalized codes; a record's from its QI combination.
 
-    def __init__(self, seed: int, gid_of_qi: np.ndarray, gen_codes: list[np.ndarray], qi: tuple[str, ...],
+    ``keys`` finds a record's QI combination (:attr:`Combos.group_lookup`:
+    the distinct QI combinations' sorted keys), so no rank is needed (``rank_by=None``: the engine counts
+    nothing per record).  ``gen_of_qi[j]`` holds QI j's generalized code of
+    every QI combination in the narrowest unsigned type of its labels, the
+    type the engine publishes it in.
+    """
+
+    def __init__(self, seed: int, gid_of_qi: np.ndarray, gen_of_qi: list[np.ndarray], keys, qi: tuple[str, ...],
                  sa: str, **fields):
-        super().__init__(seed=seed, rank_by="qi", keep_qi=False, **fields)
-        self.gid_of_qi, self.gen_codes, self.qi, self.sa = gid_of_qi, gen_codes, qi, sa
+        super().__init__(seed=seed, rank_by=None, keep_qi=False, **fields)
+        self.gid_of_qi, self.gen_of_qi, self.keys, self.qi, self.sa = gid_of_qi, gen_of_qi, keys, qi, sa
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        g = self.gid_of_qi[chunk.key]
-        return {"gid": g, **{c: self.gen_codes[j][g] for j, c in enumerate(self.qi)}, self.sa: chunk.sa}
+        key = self.keys.lookup(chunk.qi)
+        return {"gid": self.gid_of_qi[key], **{c: self.gen_of_qi[j][key] for j, c in enumerate(self.qi)},
+                self.sa: chunk.sa}
+
+
+def _narrow(codes: np.ndarray, size: int) -> np.ndarray:
+    """Codes below ``size`` in the smallest unsigned type the engines publish them in (:func:`core.engine.local.code_dtype`)."""
+    from ..engine.local import code_dtype
+
+    return np.asarray(codes).astype(code_dtype(np.int64, size), copy=False)
+
+
+def _grouping(summary, k: int, l: int, seed: int) -> dict[str, Any]:
+    """Everything of the release that depends on (k, l) and the seed, not on beta (kept with the combinations).
+
+    The partition (:func:`combo_partition`), the group ids drawn at group
+    level, the boxes, the generalized labels and codes, the groups table
+    and its figures.
+    """
+    def compute():
+        part, of_qi = combo_partition(summary, k, l)
+        relabel = shuffle.relabel(seed, "mondrian/gid", part.n_groups)
+        group = relabel[part.group]
+        qi = tuple(summary.qi_names)
+        numeric = _numeric(summary)
+        boxes = group_boxes(summary.qi, summary.domains, numeric, group, part.n_groups, summary.sa, summary.m,
+                            weights=summary.count)
+        gen_labels, gen_codes = box_labels(boxes, summary.qi_labels)
+        pres, assoc = presence(boxes), association(boxes)
+        distinct = np.diff(boxes.st.indptr)
+        groups = CodedTable(
+            columns={"gid": np.arange(part.n_groups), "size": boxes.size,
+                     **{c: gen_codes[j] for j, c in enumerate(qi)},
+                     "sa_values": distinct, "presence": pres, "association": assoc},
+            labels={"gid": None, "size": None, **{c: gen_labels[j] for j, c in enumerate(qi)},
+                    "sa_values": None, "presence": None, "association": None},
+        )
+        gid_of_qi = relabel[of_qi]
+        return {"part": part, "gid_of_qi": gid_of_qi, "numeric": numeric, "boxes": boxes, "gen_labels": gen_labels,
+                "gen_of_qi": [_narrow(gen_codes[j][gid_of_qi], len(gen_labels[j])) for j in range(len(qi))],
+                "pres": pres, "assoc": assoc, "distinct": distinct, "groups": groups}
+
+    remember = getattr(summary, "remember", None)
+    return compute() if remember is None else remember(("mondrian/grouping", int(k), int(l), int(seed)), compute)
 
 
 # ------------------------------------------------------------------ the mechanism
@@ -541,26 +590,16 @@ class Mondrian(Mechanism):
         Group ids are a random permutation drawn at group level
         (:func:`core.shuffle.relabel`, purpose ``"mondrian/gid"``) so an id
         reveals nothing about the cut order; the groups table and the
-        generalized labels are built from the counts.
+        generalized labels are built from the counts.  All of it but the
+        figures against beta is kept with the combinations per (k, l, seed)
+        (:func:`_grouping`), so a move of beta's slider that keeps
+        l = ceil(1/beta) only applies the plan to the records.
         """
         l, k = self._l(values), int(values["k"])
-        part, of_qi = combo_partition(summary, k, l)
-        relabel = shuffle.relabel(seed, "mondrian/gid", part.n_groups)
-        group = relabel[part.group]
+        got = _grouping(summary, k, l, seed)
+        part, boxes, pres, assoc, distinct = got["part"], got["boxes"], got["pres"], got["assoc"], got["distinct"]
+        gen_labels, numeric = got["gen_labels"], got["numeric"]
         qi, sa = tuple(summary.qi_names), summary.sa_name
-        numeric = _numeric(summary)
-        boxes = group_boxes(summary.qi, summary.domains, numeric, group, part.n_groups, summary.sa, summary.m,
-                            weights=summary.count)
-        gen_labels, gen_codes = box_labels(boxes, summary.qi_labels)
-        pres, assoc = presence(boxes), association(boxes)
-        distinct = np.diff(boxes.st.indptr)
-        gids = np.arange(part.n_groups)
-        groups = CodedTable(
-            columns={"gid": gids, "size": boxes.size, **{c: gen_codes[j] for j, c in enumerate(qi)},
-                     "sa_values": distinct, "presence": pres, "association": assoc},
-            labels={"gid": None, "size": None, **{c: gen_labels[j] for j, c in enumerate(qi)},
-                    "sa_values": None, "presence": None, "association": None},
-        )
         beta = float(values["beta"])
         over = int((assoc > beta + 1e-12).sum())
         sizes = boxes.size
@@ -570,9 +609,9 @@ class Mondrian(Mechanism):
                          f"value with probability above β = {beta:g} (largest {assoc.max():.3f}): distinct "
                          f"ℓ-diversity counts different values, not their shares.")
         return MondrianPlan(
-            seed, relabel[of_qi], gen_codes, qi, sa,
+            seed, got["gid_of_qi"], got["gen_of_qi"], summary.group_lookup, qi, sa,
             labels={"gid": None, **{c: gen_labels[j] for j, c in enumerate(qi)}, sa: summary.sa_labels},
-            tables={"groups": groups},
+            tables={"groups": got["groups"]},
             published={"k": k, "l": l, "groups": part.n_groups, "levels": part.levels,
                        "generalization": {c: ("range" if num else "value set") for c, num in zip(qi, numeric)}},
             privacy={"groups": part.n_groups, "min_group_size": int(sizes.min()),
