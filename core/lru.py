@@ -308,8 +308,16 @@ _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
 
-def fix_mmap_threshold(size: int = 128 * 1024) -> bool:
+#: the app's glibc mmap threshold in KiB (:func:`fix_mmap_threshold`), unless ``WORKBENCH_MMAP_KB`` says otherwise
+MMAP_KB = 128
+
+
+def fix_mmap_threshold(size: int | None = None) -> bool:
     """Keep glibc serving every block of ``size`` bytes or more with its own mmap; True if set.
+
+    ``size`` None: ``WORKBENCH_MMAP_KB`` KiB when set (1 to 32768, glibc's
+    largest), else :data:`MMAP_KB`.  A value that is not such a number
+    raises ``ValueError`` naming the variable.
 
     glibc raises its mmap threshold each time a large block is freed (up to
     32 MB), after which arrays of a few MB come from the heap arenas, where
@@ -320,6 +328,15 @@ def fix_mmap_threshold(size: int = 128 * 1024) -> bool:
     1.22x its start without the cap, 1.16x with it.  Called once when the
     pages load; a no-op (False) off glibc.
     """
+    if size is None:
+        raw = os.environ.get("WORKBENCH_MMAP_KB", "").strip()
+        try:
+            kb = int(raw) if raw else MMAP_KB
+        except ValueError:
+            kb = 0
+        if not 1 <= kb <= 32768:
+            raise ValueError(f"WORKBENCH_MMAP_KB must be a whole number of KiB from 1 to 32768. Got {raw!r}.")
+        size = kb * 1024
     if _TRIM is None:
         return False
     try:

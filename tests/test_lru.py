@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from core import lru
 from core.lru import BUDGET_MB, ByteLRU, budget_bytes, give_back_memory, nbytes
 from core.table import Dataset, Table, bind, load_table
 
@@ -127,3 +128,21 @@ def test_sticky_entries_go_after_every_other_entry():
     assert lru.total <= 300
     lru.get_or_compute("big", lambda: np.zeros(250, dtype=np.uint8))  # only then does the table go
     assert "table" not in lru and "release 2" not in lru and lru.total == 250
+
+
+@pytest.mark.parametrize("raw", ["lots", "0", "-5", "40000", "1.5"])
+def test_a_bad_mmap_threshold_setting_names_the_variable(monkeypatch, raw):
+    monkeypatch.setenv("WORKBENCH_MMAP_KB", raw)
+    with pytest.raises(ValueError, match="WORKBENCH_MMAP_KB must be a whole number of KiB from 1 to 32768"):
+        lru.fix_mmap_threshold()
+
+
+def test_the_mmap_threshold_setting_is_used(monkeypatch):
+    import sys
+
+    monkeypatch.setenv("WORKBENCH_MMAP_KB", "256")
+    try:
+        assert lru.fix_mmap_threshold() is sys.platform.startswith("linux")
+    finally:
+        monkeypatch.delenv("WORKBENCH_MMAP_KB")
+        lru.fix_mmap_threshold()  # back to the default for the rest of the run

@@ -54,6 +54,7 @@ from streamlit.logger import get_logger
 from core import evaluate as _evaluate
 from core import mechanisms as _mechanisms
 from core.bounds import BOUNDS
+from core import lru as core_lru
 from core.lru import ByteLRU, budget_bytes, fix_mmap_threshold, give_back_memory, nbytes
 from core.table import Dataset, Table, bind, load_table
 
@@ -63,7 +64,11 @@ SHARED = None
 
 
 _LOG = get_logger(__name__)
-fix_mmap_threshold()  # large arrays in their own mappings, returned to the system when freed
+try:
+    fix_mmap_threshold()  # large arrays in their own mappings, returned to the system when freed
+except ValueError as _exc:  # the server's setting, not a page's input: said in the server's log, default used
+    _LOG.warning("%s Ignored; using %d KiB.", _exc, core_lru.MMAP_KB)
+    fix_mmap_threshold(core_lru.MMAP_KB * 1024)
 
 #: the store in use (for the event-loop callbacks, which run outside any script)
 _STORES: list[ByteLRU] = []
