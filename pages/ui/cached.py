@@ -29,7 +29,8 @@ closes it once that time is up, which frees its state and the uploaded
 bytes Streamlit holds.  When the last session has gone, the shared entries
 are dropped too and the memory is handed back (:func:`core.lru.give_back_memory`:
 gc, Arrow's pool, glibc ``malloc_trim``; glibc's mmap threshold is fixed at
-128 KiB when this module loads, :func:`core.lru.fix_mmap_threshold`).
+16 MiB when this module loads, ``WORKBENCH_MMAP_KB`` to change it,
+:func:`core.lru.fix_mmap_threshold`).
 
 ``st.cache_data`` still holds the bounds' curves (no table data).  Every
 entry lives in memory only.
