@@ -61,7 +61,7 @@ def test_remembered_draws_give_the_same_release_byte_for_byte(app_memo, monkeypa
     with_memo = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
     kept = _entries(lru)
     assert kept, "the memo kept nothing"
-    batches = [k for k, _ in kept if k[0] in ("sdr/deal", "splu/run", "rp/up")]
+    batches = [k for k, _ in kept if k[0] in ("sdr/place", "splu/run", "rp/up")]
     assert {k[2] for k in batches} == {0, 1500, 3000}  # one entry per batch (key: purpose, seed, start, ...)
     for raw in settings:  # moving back and forth adds nothing: every setting reads the same entries
         mechanisms.sanitize(data, name, raw, 7, batch_rows=1500)

@@ -2,9 +2,10 @@
 
 A slider move in the app re-runs a release with one parameter changed
 (SPLU-Gen's gamma, SDR's rho2, RP's lambda).  Some of each record's work
-does not depend on that parameter: SDR's keyed dealing positions (a
-permutation of each value's ranks), RP's uniform-perturbation draws and
-its records' micro groups and ranks.  When the app installs a memo here
+does not depend on that parameter: SDR's keyed dealing positions and
+SPLU-Gen's run positions (keyed permutations of each value's ranks), RP's
+uniform-perturbation draws, its micro groups and its records' groups and
+ranks.  When the app installs a memo here
 (:data:`RECORD_MEMO`, ``memo(data, key, compute)``, pages/ui/cached.py:
 its byte-bounded cache, scoped like the dataset, so an upload's entries
 stay in its session), a plan made by the local engine keeps those arrays

@@ -552,8 +552,7 @@ def deal_positions(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarra
     return shuffle.permute(seed, "sdr/deal", sa, np.asarray(rank), np.asarray(total, dtype=np.int64)[sa])
 
 
-def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray,
-                   positions: np.ndarray | None = None) -> np.ndarray:
+def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray) -> np.ndarray:
     """Sub-table of each record from its SA code and its rank among its value's records.
 
     PP fixes how many records of value x each sub-table gets
@@ -562,10 +561,7 @@ def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray,
     the record of rank r takes position ``pi_x(r)`` and positions are dealt
     to sub-tables in order (:func:`core.shuffle.deal`).  Sub-table
     membership is therefore uniformly random given the SA value, whatever
-    the input order, and independent of the QI values.  ``positions``:
-    :func:`deal_positions` of these records, when the caller has them
-    (otherwise computed for the records of values held by several
-    sub-tables only).
+    the input order, and independent of the QI values.
     """
     from .. import shuffle
 
@@ -575,10 +571,7 @@ def deal_subtables(pl: Plan, seed: int, sa: np.ndarray, rank: np.ndarray,
     mixed = np.flatnonzero(held.sum(axis=0)[sa] > 1)
     if len(mixed):
         x = sa[mixed]
-        if positions is None:
-            pos = shuffle.permute(seed, "sdr/deal", x, np.asarray(rank)[mixed], pl.counts.sum(axis=0)[x])
-        else:
-            pos = np.asarray(positions)[mixed].astype(np.int64)
+        pos = shuffle.permute(seed, "sdr/deal", x, np.asarray(rank)[mixed], pl.counts.sum(axis=0)[x])
         sub[mixed] = shuffle.deal(pl.counts, x, pos)
     return sub
 
@@ -601,29 +594,60 @@ def perturb_subtables(pl: Plan, seed: int, start: int, sa: np.ndarray, sub: np.n
     return domain[first[sub] + new].astype(sa.dtype)
 
 
+def dealing_places(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Each record's place in the whole table's dealing order: its value's offset plus :func:`deal_positions`.
+
+    Values are laid out one after the other (value 0's ``total[0]`` places
+    first), so with :func:`dealt` of a partition the record's sub-table is
+    one lookup.  Independent of rho2, like :func:`deal_positions`.
+    """
+    total = np.asarray(total, dtype=np.int64)
+    offset = np.cumsum(total) - total
+    out = deal_positions(seed, sa, rank, total)
+    out += offset[np.asarray(sa, dtype=np.int64)]
+    return out
+
+
+def dealt(counts: np.ndarray) -> np.ndarray:
+    """The sub-table of every place of the dealing order (:func:`dealing_places`): :func:`core.shuffle.deal` written out.
+
+    Value x's places ``0 .. total[x] - 1`` go to sub-table 0 for the first
+    ``counts[0, x]``, then sub-table 1, and so on; one byte a record.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    k, m = counts.shape
+    return np.repeat(np.tile(np.arange(k, dtype=np.uint8 if k <= 256 else np.int64), m), counts.T.ravel())
+
+
 class SDRPlan(EnginePlan):
     """SDR's plan: PP's partition; each record's sub-table from (SA, rank), then UP inside it (rank by SA).
 
     ``memo`` (:func:`core.engine.memo.bind`, the local engine in the app
-    only): each batch's :func:`deal_positions` are kept between releases,
-    since they do not depend on rho2; dropped when the plan is pickled.
+    only): each batch's :func:`dealing_places` are kept between releases,
+    since they do not depend on rho2, and a record's sub-table is then a
+    lookup in :func:`dealt` of this partition (the same sub-table as
+    :func:`deal_subtables`).  Both are dropped when the plan is pickled.
     """
 
     def __init__(self, seed: int, pp: Plan, sa: str, column: str, n: int, memo=None, **fields):
         super().__init__(seed=seed, rank_by="sa", **fields)
         self.pp, self.sa, self.column, self.n = pp, sa, column, n
         self.memo = memo
+        self.dealt = None if memo is None else dealt(pp.counts)
 
     def __getstate__(self):
-        return _memo.drop_memo(self.__dict__)
+        state = _memo.drop_memo(self.__dict__)
+        state["dealt"] = None
+        return state
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        positions = None
-        if self.memo is not None:
+        if self.memo is not None and self.dealt is not None:
             total = self.pp.counts.sum(axis=0)
-            positions = self.memo(("sdr/deal", int(self.seed), int(chunk.start), len(chunk)), lambda: _memo.narrow(
-                deal_positions(self.seed, chunk.sa, chunk.rank, total), int(total.max(initial=1))))
-        sub = deal_subtables(self.pp, self.seed, chunk.sa, chunk.rank, positions)
+            places = self.memo(("sdr/place", int(self.seed), int(chunk.start), len(chunk)), lambda: _memo.narrow(
+                dealing_places(self.seed, chunk.sa, chunk.rank, total), max(1, int(total.sum()))))
+            sub = self.dealt[places]
+        else:
+            sub = deal_subtables(self.pp, self.seed, chunk.sa, chunk.rank)
         return {self.column: sub, self.sa: perturb_subtables(self.pp, self.seed, chunk.start, chunk.sa, sub)}
 
     def tally(self, chunk: Chunk, out) -> dict[str, int]:

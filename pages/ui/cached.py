@@ -146,7 +146,8 @@ def _qi_memo(data, key, compute):
 def _record_memo(data):
     """:data:`core.engine.memo.RECORD_MEMO`: per-record arrays of a dataset that a slider move does not change.
 
-    SDR's dealing positions, RP's draws and ranks (:mod:`core.engine.memo`):
+    SDR's dealing positions, SPLU-Gen's run positions, RP's draws, micro
+    groups and ranks (:mod:`core.engine.memo`):
     they depend on the table and the seed only.  Kept like :func:`_qi_memo`:
     keyed by the Dataset object (a token never reused) and scoped like it,
     so an upload's arrays stay in its session and leave with it.  Called
