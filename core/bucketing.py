@@ -705,18 +705,45 @@ def assign_ranked(plan: Bucketing, seed: int, sa: np.ndarray, rank: np.ndarray) 
     the counts (:func:`bucket_counts`); only which records fill them is
     drawn.
     """
+    per, _, _ = classes_by_size(plan)
+    sa = np.asarray(sa, dtype=np.int64)
+    return assign_dealt(plan, sa, deal_positions(seed, sa, rank, per.sum(axis=0)))
+
+
+def deal_positions(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Each record's place in its value's dealing order: ``pi_x(rank)`` (purpose ``"bucket/deal"``).
+
+    ``total[x]`` is the number of records of value x (all of them are
+    dealt).  It depends on the seed and the SA values only, not on the
+    bucket setting, so the app keeps it between moves of theta
+    (:mod:`core.engine.memo`).
+    """
+    from . import shuffle
+
+    sa = np.asarray(sa, dtype=np.int64)
+    return shuffle.permute(seed, "bucket/deal", sa, rank, np.asarray(total, dtype=np.int64)[sa])
+
+
+def assign_dealt(plan: Bucketing, sa: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """:func:`assign_ranked` given each record's :func:`deal_positions`: its size class, then its bucket by RRA."""
     from . import shuffle
 
     per, nb, _ = classes_by_size(plan)
+    k, m = per.shape
     sa = np.asarray(sa, dtype=np.int64)
-    total = per.sum(axis=0)
-    pos = shuffle.permute(seed, "bucket/deal", sa, rank, total[sa])
+    pos = np.asarray(pos, dtype=np.int64)
     cls = shuffle.deal(per, sa, pos)
     before = np.cumsum(per, axis=0) - per  # (k, m): the value's records dealt to earlier classes
     start = np.cumsum(per, axis=1) - per  # (k, m): first class position of each value
-    inside = start[cls, sa] + pos - before[cls, sa]
+    cell = cls * m
+    cell += sa
+    inside = (start - before).ravel()[cell]
+    del cell
+    inside += pos
     offset = np.cumsum(nb) - nb
-    return offset[cls] + inside % nb[cls]
+    inside %= nb[cls]
+    inside += offset[cls]
+    return inside
 
 
 def bucket_counts(plan: Bucketing) -> tuple[np.ndarray, np.ndarray]:

@@ -159,3 +159,34 @@ def test_splu_release_is_the_same_with_and_without_the_tables(monkeypatch, raw):
     assert not MECHS["splu"].plan(LazyCombos(data), MECHS["splu"].resolve(raw), 2).use_tables
     slow = mechanisms.sanitize(data, "splu", raw, 2, batch_rows=999)
     assert _bytes(fast) == _bytes(slow)
+
+
+GROUP_SLIDES = [("bucketization", [{"theta": 4.0}, {"theta": 4.5}, {"theta": 8.0, "max_bucket": 60}],
+                 ("bucket/deal", 7)),
+                ("mondrian", [{"beta": 0.1}, {"beta": 0.105}, {"beta": 0.2, "k": 30}], ("qi-groups",))]
+
+
+@pytest.mark.parametrize("name, settings, entry", GROUP_SLIDES)
+def test_group_mechanisms_keep_their_records_places_and_publish_the_same_bytes(app_memo, monkeypatch, name,
+                                                                                 settings, entry):
+    """Bucketization's dealing positions and Mondrian's QI combinations are kept (one whole-table entry)."""
+    cached, lru, _ = app_memo
+    data = bind(load_table("census:4000"), "occupation", ["age", "sex", "race", "education"])
+    with_memo = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
+    kept = [k for k, _ in _entries(lru)]
+    assert [k[:len(entry)] for k in kept] == [entry]
+    plan = MECHS[name].plan(LazyCombos(data), MECHS[name].resolve(settings[0]), 7)
+    assert plan.rank_by is None  # the engine ranks nothing: the places come from the memo
+    shipped = pickle.loads(pickle.dumps(plan))  # the Dask engine's copy holds no per-record array
+    assert all(not (isinstance(v, np.ndarray) and len(v) == data.n) for v in vars(shipped).values())
+    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)
+    without = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
+    one_batch = [mechanisms.sanitize(data, name, raw, 7) for raw in settings]
+    for x, y, z in zip(with_memo, without, one_batch):
+        assert _bytes(x) == _bytes(y) == _bytes(z)
+    assert _bytes(with_memo[0]) != _bytes(with_memo[2])
+    shipped_out = local.run(data, shipped, 1500)  # the pickled plan (no memo) publishes the same table
+    direct = local.run(data, plan, 1500)
+    for t, tab in direct.tables.items():
+        for c, v in tab.columns.items():
+            assert np.array_equal(v, shipped_out.tables[t].columns[c]) and v.dtype == shipped_out.tables[t].columns[c].dtype

@@ -70,8 +70,9 @@ from ..errors import NotEligible
 from ..params import Param
 from .. import rng as _rng
 from .. import shuffle
+from ..engine import memo as _memo
 from ..engine.combos import Combos
-from ..engine.protocol import Chunk, Plan
+from ..engine.protocol import Chunk, Plan, ranks
 from ..release import CodedTable, Release
 from ..table import Dataset
 from .base import Mechanism, rows_of
@@ -114,17 +115,51 @@ class BucketPlan(Plan):
     (``rank_by="qi_sa"``) and a record's rank among its value's records is
     ``offset[combination] + rank`` (the value's combinations in their
     order, then input order): a different but equally uniform dealing.
+
+    ``positions`` (the local engine in the app only, :mod:`core.engine.memo`):
+    every record's :func:`core.bucketing.deal_positions`, kept between
+    moves of theta since they depend on the seed and the SA values only;
+    the plan then needs no rank (``rank_by=None``).  Dropped when the plan
+    is pickled (the Dask engine ranks the records itself).
     """
 
     def __init__(self, seed: int, setting: bk.Bucketing, bid: np.ndarray, offset: np.ndarray | None = None,
-                 **fields):
-        super().__init__(seed=seed, rank_by="sa" if offset is None else "qi_sa", table="qit",
-                         labels={"bid": None}, **fields)
-        self.setting, self.bid, self.offset = setting, bid, offset
+                 positions: np.ndarray | None = None, **fields):
+        rank_by = "qi_sa" if offset is not None else None if positions is not None else "sa"
+        super().__init__(seed=seed, rank_by=rank_by, table="qit", labels={"bid": None}, **fields)
+        self.setting, self.bid, self.offset, self.positions = setting, bid, offset, positions
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if state.get("positions") is not None:
+            state["positions"], state["rank_by"] = None, "sa"
+        return state
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
+        if self.positions is not None:
+            pos = self.positions[chunk.start:chunk.stop]
+            return {"bid": self.bid[bk.assign_dealt(self.setting, chunk.sa, pos)]}
         rank = chunk.rank if self.offset is None else self.offset[chunk.key] + chunk.rank
         return {"bid": self.bid[bk.assign_ranked(self.setting, self.seed, chunk.sa, rank)]}
+
+
+def _dealing_positions(summary, seed: int, total: np.ndarray) -> np.ndarray | None:
+    """Every record's :func:`core.bucketing.deal_positions`, from the app's memo (None without one).
+
+    Computed once per table and seed for the whole table (ranks by SA in
+    input order, as the engine counts them), in the narrowest unsigned type.
+    """
+    memo = _memo.bind(summary)
+    data = _memo.local_data(summary)
+    if memo is None or data is None:
+        return None
+
+    def compute():
+        sa = np.asarray(data.sa_codes)
+        rank, _ = ranks(np.asarray(sa, dtype=np.int64), int(data.m))
+        return _memo.narrow(bk.deal_positions(seed, sa, rank, total), max(1, int(data.n)))
+
+    return memo(("bucket/deal", int(seed)), compute)
 
 
 def _value_offsets(summary: Combos) -> np.ndarray:
@@ -312,7 +347,12 @@ class Bucketization(Mechanism):
                                 "being left in their buckets." if short else "."))
             published["fakes"] = values.get("fakes", "random")
         # the search's wall-clock time is shown on the page but kept out of the manifest: same seed, same bytes
-        return BucketPlan(seed, pl, relabel, offset, tables={"st": st}, published=published, privacy=privacy,
+        positions = None
+        if offset is None:
+            total = bk.classes_by_size(pl)[0].sum(axis=0)  # every record of a value is dealt: its count
+            if np.array_equal(total, sa_counts):
+                positions = _dealing_positions(summary, seed, total)
+        return BucketPlan(seed, pl, relabel, offset, positions, tables={"st": st}, published=published, privacy=privacy,
                           notes=tuple(notes), rows_out=n,
                           state={"search_seconds": pl.seconds, "fake_bucket": fake_g, "fake_value": fake_x})
 

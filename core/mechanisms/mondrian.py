@@ -96,6 +96,7 @@ from ..counting import QueryBatch
 from ..errors import NotEligible
 from ..params import Param
 from .. import shuffle
+from ..engine import memo as _memo
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Release
@@ -477,16 +478,26 @@ class MondrianPlan(Plan):
     the distinct QI combinations' sorted keys), so no rank is needed (``rank_by=None``: the engine counts
     nothing per record).  ``gen_of_qi[j]`` holds QI j's generalized code of
     every QI combination in the narrowest unsigned type of its labels, the
-    type the engine publishes it in.
+    type the engine publishes it in.  ``qi_group`` (the local engine in the
+    app only, :mod:`core.engine.memo`): every record's QI combination,
+    which depends on the table only, kept between slider moves.
     """
 
     def __init__(self, seed: int, gid_of_qi: np.ndarray, gen_of_qi: list[np.ndarray], keys, qi: tuple[str, ...],
-                 sa: str, **fields):
+                 sa: str, qi_group: np.ndarray | None = None, **fields):
         super().__init__(seed=seed, rank_by=None, keep_qi=False, **fields)
         self.gid_of_qi, self.gen_of_qi, self.keys, self.qi, self.sa = gid_of_qi, gen_of_qi, keys, qi, sa
+        self.qi_group = qi_group
+
+    def __getstate__(self):
+        # pickled (the Dask engine): each partition looks its records up itself
+        return _memo.drop_memo(self.__dict__, "qi_group")
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        key = self.keys.lookup(chunk.qi)
+        if self.qi_group is not None:
+            key = self.qi_group[chunk.start:chunk.stop]
+        else:
+            key = self.keys.lookup(chunk.qi)
         return {"gid": self.gid_of_qi[key], **{c: self.gen_of_qi[j][key] for j, c in enumerate(self.qi)},
                 self.sa: chunk.sa}
 
@@ -496,6 +507,16 @@ def _narrow(codes: np.ndarray, size: int) -> np.ndarray:
     from ..engine.local import code_dtype
 
     return np.asarray(codes).astype(code_dtype(np.int64, size), copy=False)
+
+
+def _qi_groups(summary) -> np.ndarray | None:
+    """Every record's QI combination (:meth:`Combos.group_of`), from the app's memo; None without one."""
+    memo = _memo.bind(summary)
+    data = _memo.local_data(summary)
+    if memo is None or data is None:
+        return None
+    return memo(("qi-groups",), lambda: _memo.narrow(Combos.of(data).group_of(data.qi_codes),
+                                                      max(1, Combos.of(data).n_qi_groups)))
 
 
 def _grouping(summary, k: int, l: int, seed: int) -> dict[str, Any]:
@@ -609,7 +630,7 @@ class Mondrian(Mechanism):
                          f"value with probability above β = {beta:g} (largest {assoc.max():.3f}): distinct "
                          f"ℓ-diversity counts different values, not their shares.")
         return MondrianPlan(
-            seed, got["gid_of_qi"], got["gen_of_qi"], summary.group_lookup, qi, sa,
+            seed, got["gid_of_qi"], got["gen_of_qi"], summary.group_lookup, qi, sa, _qi_groups(summary),
             labels={"gid": None, **{c: gen_labels[j] for j, c in enumerate(qi)}, sa: summary.sa_labels},
             tables={"groups": got["groups"]},
             published={"k": k, "l": l, "groups": part.n_groups, "levels": part.levels,
