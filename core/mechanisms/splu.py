@@ -351,10 +351,10 @@ class DecoyLayout:
                 continue
             a = int(self.start[v]) - (c - 1) * r
             b = int(self.start[v] + self.counts[v]) - first
-            taken = np.sort(self.row(c - 1, np.arange(a, r)))
+            taken = np.zeros(r, dtype=bool)  # the rows holding the value in column c - 1 (a mask: no sort)
+            taken[self.row(c - 1, np.arange(a, r))] = True
             mine = permute(self.seed, f"{self.prefix}/column", c, np.arange(b), r)
-            clash = np.isin(mine, taken)
-            bad = np.flatnonzero(clash)
+            bad = np.flatnonzero(taken[mine])
             if not len(bad):
                 continue
             partners = []
@@ -364,7 +364,7 @@ class DecoyLayout:
                 block = np.arange(t, min(t + max(64, 4 * need), r - b))
                 t = int(block[-1]) + 1
                 j = b + permute(self.seed, f"{self.prefix}/swap", c, block, r - b)
-                ok = j[~np.isin(permute(self.seed, f"{self.prefix}/column", c, j, r), taken)]
+                ok = j[~taken[permute(self.seed, f"{self.prefix}/column", c, j, r)]]
                 partners.append(ok[:need])
                 need -= len(ok[:need])
             partners = np.concatenate(partners)
@@ -379,20 +379,25 @@ class DecoyLayout:
             return
         r, last = self.r, self.gamma - 1
         used: list[int] = []
+        holding: dict[int, np.ndarray] = {}  # value -> mask of the last column's rows holding it (no Python sets)
         for j, pos in enumerate(rest):
             v = int(self.value_at(np.array([pos]))[0])
-            lo = max(int(self.start[v]), last * r)
-            hi = min(int(self.start[v] + self.counts[v]), self.main)
-            forbidden = set(self.row(last, np.arange(lo - last * r, hi - last * r)).tolist()) if hi > lo else set()
-            forbidden.update(used)
+            if v not in holding:
+                lo = max(int(self.start[v]), last * r)
+                hi = min(int(self.start[v] + self.counts[v]), self.main)
+                holding[v] = np.zeros(r, dtype=bool)
+                if hi > lo:
+                    holding[v][self.row(last, np.arange(lo - last * r, hi - last * r))] = True
+            forbidden = holding[v].copy()
+            forbidden[used] = True
             t = 0
             while True:
                 block = np.arange(t, min(t + 64, r))
                 t = int(block[-1]) + 1
                 cand = permute(self.seed, f"{self.prefix}/residue", j, block, r)
-                free = [g for g in cand.tolist() if g not in forbidden]
-                if free:
-                    used.append(free[0])
+                free = cand[~forbidden[cand]]
+                if len(free):
+                    used.append(int(free[0]))
                     break
         self.residual_rows = np.array(used, dtype=np.int64)
 
@@ -481,7 +486,7 @@ class LayoutTables:
         ``values[s r + g]``: the value of group g's member in slot s
         (:meth:`DecoyLayout.member_values`; slot gamma only for the residual
         groups), in the narrowest unsigned type of the SA codes.
-    extra : ndarray (r,) of int64
+    extra : ndarray (r,) of uint8
         1 for a group of gamma + 1 (it holds a residual record), else 0.
     """
 
@@ -513,7 +518,7 @@ class LayoutTables:
         rest = lay.residual_rows
         group[main:] = rest
         values[gamma * r + rest] = sorted_values[main:]
-        extra = np.zeros(r, dtype=np.int64)
+        extra = np.zeros(r, dtype=np.uint8)
         extra[rest] = 1
         return cls(group=group, values=values, extra=extra)
 
@@ -561,19 +566,12 @@ class SPLUPlan(Plan):
         u1 = u[move, 1]
         del u
         if self.use_tables:
-            # the layout written out (same values as the per-record path below): group, size, member value
-            tab = lay.tables(_LAYOUT_THREADS)
-            pos = pos[move]
-            group = tab.group[pos].astype(np.int64)
-            slot = np.minimum(pos // lay.r, lay.gamma)
-            del pos
-            k = tab.extra[group]
-            k += lay.gamma
-        else:
-            group, slot = lay.group_and_slot(pos)
-            del pos
-            k = lay.sizes(group)
-            group, slot, k = group[move], slot[move], k[move]
+            out[move] = self._decoys_from_tables(pos[move], u1)
+            return {self.sa: out}
+        group, slot = lay.group_and_slot(pos)
+        del pos
+        k = lay.sizes(group)
+        group, slot, k = group[move], slot[move], k[move]
         # another member: shift uniform on 1 .. k - 1 slots further on, modulo k
         shift = np.floor(u1 * (k - 1)).astype(np.int64)
         np.minimum(shift, k - 2, out=shift)
@@ -582,13 +580,41 @@ class SPLUPlan(Plan):
         target += shift
         del shift
         np.subtract(target, k, out=target, where=target >= k)
-        if self.use_tables:
-            target *= lay.r
-            target += group
-            out[move] = tab.values[target]
-        else:
-            out[move] = lay.member_values(group, target)
+        out[move] = lay.member_values(group, target)
         return {self.sa: out}
+
+    def _decoys_from_tables(self, pos: np.ndarray, u1: np.ndarray) -> np.ndarray:
+        """The decoy value published by each record at sorted position ``pos`` (second uniform ``u1``), by lookups.
+
+        The per-record path's arithmetic with the group size as a scalar:
+        every group has gamma members but the few holding a residual record
+        (gamma + 1), whose records are redone with their own size.  Same
+        values: ``floor(u1 (k - 1))`` is the same product for a scalar or
+        an array ``k``.
+        """
+        lay = self.layout
+        tab = lay.tables(_LAYOUT_THREADS)
+        gamma, r = lay.gamma, lay.r
+        group = tab.group[pos]
+        slot = pos // r
+        np.minimum(slot, gamma, out=slot)
+        shift = np.floor(u1 * (gamma - 1)).astype(np.int64)  # uniform on 1 .. gamma - 1 slots further on
+        np.minimum(shift, gamma - 2, out=shift)
+        shift += 1
+        target = slot
+        target += shift
+        del shift
+        np.subtract(target, gamma, out=target, where=target >= gamma)  # modulo gamma (target < 2 gamma)
+        big = np.flatnonzero(tab.extra[group])  # records of a group of gamma + 1
+        if len(big):
+            k = gamma + 1
+            tb = np.minimum(pos[big] // r, gamma)  # their slot, then the target slot modulo gamma + 1
+            tb += 1 + np.minimum(np.floor(u1[big] * (k - 1)).astype(np.int64), k - 2)
+            tb[tb >= k] -= k
+            target[big] = tb
+        target *= r
+        target += group
+        return tab.values[target]
 
 
 #: threads writing a layout's tables out (one column each at a time; numpy releases the GIL in its loops)
