@@ -375,3 +375,17 @@ def test_evaluate_counts_the_release_on_its_distinct_rows(table_dir, capsys, mon
     got.pop("run")
     assert got == want
     assert expanded == []
+
+
+def test_embedded_cluster_allocates_arrow_memory_with_the_system_allocator(monkeypatch):
+    """The in-process cluster's tasks free Arrow buffers to glibc (whose settings lean_allocators fixes)."""
+    import pyarrow as pa
+
+    monkeypatch.delenv("WORKBENCH_DASK_PROCESSES", raising=False)
+    monkeypatch.delenv("WORKBENCH_DASK_MEMORY", raising=False)
+    pa.set_memory_pool(pa.mimalloc_memory_pool())
+    try:
+        with dk.connect():
+            assert pa.default_memory_pool().backend_name == "system"
+    finally:
+        pa.set_memory_pool(pa.mimalloc_memory_pool())
