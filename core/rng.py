@@ -39,8 +39,10 @@ import numpy as np
 VERSION = 1
 
 _SCALE = 2.0 ** -53
-#: records whose words are read from the generator at a time (bounds the temporary to 32 MB)
-WORDS_BATCH = 1 << 20
+#: records whose words are read from the generator at a time: the temporaries (512 KiB of raw words) stay
+#: below the app's glibc mmap threshold, so they are reused from the heap instead of mapped and page-faulted
+#: again on every batch (core.lru.fix_mmap_threshold)
+WORDS_BATCH = 1 << 14
 
 
 def key(seed: int, purpose: str) -> np.ndarray:
@@ -68,8 +70,27 @@ def words(seed: int, purpose: str, start: int, n: int, k: int = 1) -> np.ndarray
 
 
 def uniforms(seed: int, purpose: str, start: int, n: int, k: int = 1) -> np.ndarray:
-    """Uniform doubles in [0, 1) for records ``start .. start + n - 1`` (shape (n,) or (n, k))."""
-    return (words(seed, purpose, start, n, k) >> np.uint64(11)).astype(np.float64) * _SCALE
+    """Uniform doubles in [0, 1) for records ``start .. start + n - 1`` (shape (n,) or (n, k)).
+
+    ``(word >> 11) * 2**-53`` of :func:`words`, computed batch by batch into
+    the result (the same doubles: a value below ``2**53`` converts exactly),
+    so no whole-size array of words is made.
+    """
+    if not 1 <= k <= 4:
+        raise ValueError("a record has four words per purpose; use another purpose for more draws")
+    n = max(0, int(n))
+    out = np.empty((n,) if k == 1 else (n, k), dtype=np.float64)
+    if n == 0:
+        return out
+    bg = np.random.Philox(key=key(seed, purpose), counter=int(start))
+    shift = np.uint64(11)
+    for lo in range(0, n, WORDS_BATCH):
+        hi = min(n, lo + WORDS_BATCH)
+        raw = bg.random_raw(4 * (hi - lo)).reshape(hi - lo, 4)
+        w = raw[:, 0] if k == 1 else raw[:, :k]
+        w = w >> shift
+        np.multiply(w, _SCALE, out=out[lo:hi])
+    return out
 
 
 def choices(seed: int, purpose: str, start: int, n: int, k) -> np.ndarray:

@@ -44,3 +44,18 @@ def test_columns_of_a_block_are_independent():
 def test_a_record_needs_at_most_four_words():
     with pytest.raises(ValueError):
         rng.words(0, "x", 0, 3, 5)
+
+
+@pytest.mark.parametrize("batch", [1, 7, 1 << 14])
+@pytest.mark.parametrize("k", [1, 2, 4])
+def test_uniforms_are_the_words_formula_whatever_the_read_batch(monkeypatch, batch, k):
+    """uniforms() converts batch by batch into its result: the same doubles as ``(word >> 11) * 2**-53``."""
+    want = {(s, n): (rng.words(3, "u", s, n, k) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+            for s, n in [(0, 0), (11, 1), (5, 100), (1 << 30, 40_001)]}
+    monkeypatch.setattr(rng, "WORDS_BATCH", batch)
+    for (s, n), w in want.items():
+        if batch == 1 and n > 1000:
+            continue
+        got = rng.uniforms(3, "u", s, n, k)
+        assert got.dtype == np.float64 and got.shape == w.shape and got.tobytes() == w.tobytes()
+        assert got.min(initial=0.0) >= 0.0 and got.max(initial=0.0) < 1.0

@@ -465,13 +465,12 @@ class DecoyLayout:
 
     def size_counts(self) -> dict[str, int]:
         """``{size: groups of that size}`` (published)."""
-        if not self.mixed:
-            extra = self.n % self.r
-            sizes = np.bincount(np.where(np.arange(self.r) < extra, self.n // self.r + 1, self.n // self.r))
-        else:
-            sizes = np.bincount(np.array([self.gamma + 1] * len(self.residual_rows)
-                                         + [self.gamma] * (self.r - len(self.residual_rows))))
-        return {str(s): int(c) for s, c in enumerate(sizes) if c}
+        if not self.mixed:  # groups 0 .. n mod r - 1 hold one record more
+            size, larger = self.n // self.r, self.n % self.r
+        else:  # the rows holding a residual record
+            size, larger = self.gamma, len(self.residual_rows)
+        # counted, not listed group by group (r is about N / gamma: a Python list of it took 50 ms at 5M)
+        return {str(s): int(c) for s, c in ((size, self.r - larger), (size + 1, larger)) if c}
 
 
 @dataclass(frozen=True, eq=False)
