@@ -162,6 +162,51 @@ def _dealing_positions(summary, seed: int, total: np.ndarray) -> np.ndarray | No
     return memo(("bucket/deal", int(seed)), compute)
 
 
+def _sorted_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ST's cells (bucket, value, count) sorted by (bucket, value), as int64 columns (the pairs are distinct).
+
+    Each cell is packed into one int64 (bucket, value and count bits) and
+    the packed numbers sorted by value, which orders them as the pairs do
+    and needs no gather of three columns by an argsort (census 5M: 4.7M
+    cells); the same order as ``argsort(g * m + x)``.  Falls back to that
+    when the bits do not fit 63.
+    """
+    g, x, c = (np.asarray(a, dtype=np.int64) for a in (g, x, c))
+    cbits = max(1, int(c.max(initial=0)).bit_length())
+    xbits = max(1, int(m - 1).bit_length())
+    gbits = max(1, int(max(n_buckets - 1, 0)).bit_length())
+    if len(c) and int(c.min()) < 0 or gbits + xbits + cbits > 63:
+        order = np.argsort(g * m + x)
+        return g[order], x[order], c[order]
+    packed = g << np.int64(xbits + cbits)
+    packed |= x << np.int64(cbits)
+    packed |= c
+    packed.sort()
+    c_out = packed & np.int64((1 << cbits) - 1)
+    packed >>= np.int64(cbits)
+    x_out = packed & np.int64((1 << xbits) - 1)
+    packed >>= np.int64(xbits)
+    return packed, x_out, c_out
+
+
+def _worst_shares(pl: bk.Bucketing, m: int) -> np.ndarray:
+    """Each value's largest share of a bucket, from the class counts (no per-cell shares).
+
+    RRA gives value x ``floor`` or ``ceil(c / b)`` records in each of the b
+    buckets of size S of a class where it has c records
+    (:func:`core.bucketing.bucket_entries`), so its worst share there is
+    ``ceil(c / b) / S``: the same numbers as the cells' ``count / size``.
+    """
+    per, nb, size = bk.classes_by_size(pl)
+    worst = np.zeros(m)
+    for c, b, s in zip(per, nb.tolist(), size.tolist()):
+        most = -(-c // b)  # ceil(c / b): the most records of each value in one bucket of the class
+        share = np.where(c > 0, most / s, 0.0)
+        np.maximum(worst, share[:m], out=worst)
+    return worst
+
+
 def _value_offsets(summary: Combos) -> np.ndarray:
     """Records of the same SA value in the earlier combinations of the summary (row order), per combination."""
     order = np.argsort(summary.sa, kind="stable")
@@ -286,14 +331,13 @@ class Bucketization(Mechanism):
         all_g = np.concatenate([st_g, fake_g])
         all_x = np.concatenate([st_x, fake_x])
         all_c = np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)])
-        order = np.argsort(all_g * m + all_x)  # by (bucket, value); the pairs are distinct
+        bid_col, x_col, c_col = _sorted_cells(all_g, all_x, all_c, n_buckets, m)  # by (bucket, value)
+        del all_g, all_x, all_c
         st = CodedTable(
-            columns={"bid": all_g[order], sa_name: all_x[order], "count": all_c[order]},
+            columns={"bid": bid_col, sa_name: x_col, "count": c_col},
             labels={"bid": None, sa_name: sa_labels, "count": None},
         )
-        share = st_c / sizes[st_g]
-        worst = np.zeros(m)
-        np.maximum.at(worst, st_x, share)  # worst in-bucket share of each value
+        worst = _worst_shares(pl, m)  # worst in-bucket share of each value
         setting = pl.setting
         loss = bk.loss_of(setting)
         l_eq = int(math.ceil(1.0 / fp.min() - bk.EPS))
@@ -321,7 +365,7 @@ class Bucketization(Mechanism):
             "unprotected_values": unprotected,
             "records_revealed": revealed,
             "every_bucket_meets_fprime": ok,
-            "max_posterior": float(share.max(initial=0.0)),
+            "max_posterior": float(worst.max(initial=0.0)),
             "worst_share_over_fprime": float((worst / fp).max()),
             "l_equivalent": l_eq,
             "corruption_certainty": 1.0 / (1 + sigma),
