@@ -190,3 +190,21 @@ def test_group_mechanisms_keep_their_records_places_and_publish_the_same_bytes(a
     for t, tab in direct.tables.items():
         for c, v in tab.columns.items():
             assert np.array_equal(v, shipped_out.tables[t].columns[c]) and v.dtype == shipped_out.tables[t].columns[c].dtype
+
+
+@pytest.mark.parametrize("per", [1, 3, 1 << 11])
+def test_rp_duplicates_order_is_lexsorts(monkeypatch, per):
+    """RP's scaling ranks a group's sampled records by their uniform with one integer sort: lexsort's order,
+    ties (equal uniforms) by position, also for floats off the 53-bit grid (lexsort itself)."""
+    from core.mechanisms import reconstruction as rp
+
+    monkeypatch.setattr(rp, "_GROUPS_PER_SORT", per)
+    gen = np.random.default_rng(5)
+    for trial in range(60):
+        k = int(gen.integers(1, 2000))
+        group = np.sort(gen.integers(0, int(gen.integers(1, 400)), k))
+        u = [gen.random(k), gen.integers(0, 3, k) / 4.0, gen.random(k) * 0.5 + 1e-20][trial % 3]
+        new = np.ones(k, dtype=bool)
+        new[1:] = group[1:] != group[:-1]
+        first, gid = np.flatnonzero(new), np.cumsum(new) - 1
+        assert np.array_equal(rp._by_group_then(u, gid, first), np.lexsort((u, group)))
