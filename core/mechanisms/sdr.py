@@ -92,10 +92,11 @@ from ..counting import QueryBatch, Records, distinct_rows, select
 from .. import guarantee as G
 from ..errors import NotEligible, ParameterError
 from ..params import Param
+from .. import rng as _rng
 from ..release import Release
 from ..table import Dataset
 from .base import SHARED_GROUPS, Mechanism, rows_of
-from .uniform import RHO1, RHO2, check_rho, mle, perturb_keyed
+from .uniform import RHO1, RHO2, check_rho, mle
 from ..engine import memo as _memo
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk
@@ -582,16 +583,25 @@ def perturb_subtables(pl: Plan, seed: int, start: int, sa: np.ndarray, sub: np.n
     On the sub-table's local codes ``0 .. m_i - 1`` (SA_i in code order):
     the record keeps its value with probability ``p_i``, otherwise takes a
     uniform one of SA_i, possibly its own (seed 002 eq. 1 with the
-    sub-table's domain), drawn by :func:`core.mechanisms.uniform.perturb_keyed`
-    (purpose ``"sdr"``, keyed by record position).
+    sub-table's domain), the draw of :func:`core.mechanisms.uniform.perturb_keyed`
+    (purpose ``"sdr"``, keyed by record position: first word keep, second
+    the replacement), computed for the records that change only.
     """
     sa = np.asarray(sa)
     member = pl.counts > 0
-    local = (np.cumsum(member, axis=1) - 1)[sub, sa]
     domain = np.nonzero(member)[1]  # the values of each sub-table in turn, code order
     first = np.cumsum(pl.m) - pl.m
-    new = perturb_keyed(local, pl.p[sub], pl.m[sub], seed, "sdr", start)
-    return domain[first[sub] + new].astype(sa.dtype)
+    # perturb_keyed's draw on the local codes, worked out for the records that change only: a record that
+    # keeps its local code keeps its value (domain[first[i] + local code of x in T_i] is x)
+    u = _rng.uniforms(seed, "sdr", start, len(sa), 2)
+    change = np.flatnonzero(u[:, 0] >= np.asarray(pl.p, dtype=np.float64)[sub])
+    out = np.array(sa, copy=True)
+    if len(change):
+        s = np.asarray(sub)[change]
+        m = np.asarray(pl.m, dtype=np.float64)[s]
+        other = np.minimum(np.floor(u[change, 1] * m), m - 1).astype(np.int64)
+        out[change] = domain[first[s] + other]
+    return out
 
 
 def dealing_places(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarray) -> np.ndarray:
