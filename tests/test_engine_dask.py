@@ -389,3 +389,22 @@ def test_embedded_cluster_allocates_arrow_memory_with_the_system_allocator(monke
             assert pa.default_memory_pool().backend_name == "system"
     finally:
         pa.set_memory_pool(pa.mimalloc_memory_pool())
+
+
+def test_merge_distinct_adds_the_counts_of_equal_rows():
+    """The sort-based merge of partitions' distinct rows equals a group-by of all their records."""
+    rng = np.random.default_rng(3)
+    names = ["a", "b", "c"]
+    frames, parts = [], []
+    for n in [500, 0, 1200, 7]:
+        rows = {"a": rng.integers(0, 30, n).astype(np.uint8), "b": rng.integers(0, 3, n).astype(np.uint8),
+                "c": rng.integers(0, 300, n).astype(np.uint16)}
+        frames.append(pd.DataFrame(rows))
+        parts.append(dk.distinct_rows(rows, names))
+    distinct, count = dk.merge_distinct(parts, names)
+    want = pd.concat(frames).groupby(names).size().reset_index()
+    for c in names:
+        assert distinct[c].dtype == parts[0][0][c].dtype
+        np.testing.assert_array_equal(distinct[c], want[c].to_numpy())
+    np.testing.assert_array_equal(count, want[0].to_numpy())
+    assert count.dtype == np.int64 and count.sum() == 1707
