@@ -99,7 +99,7 @@ from .base import SHARED_GROUPS, Mechanism, rows_of
 from .uniform import RHO1, RHO2, check_rho, mle
 from ..engine import memo as _memo
 from ..engine.combos import Combos
-from ..engine.protocol import Chunk
+from ..engine.protocol import Chunk, ranks
 from ..engine.protocol import Plan as EnginePlan
 
 DELTA = Param("delta", "δ", "Confidence of the error bound that PP minimises: the bound holds with probability "
@@ -629,33 +629,53 @@ def dealt(counts: np.ndarray) -> np.ndarray:
     return np.repeat(np.tile(np.arange(k, dtype=np.uint8 if k <= 256 else np.int64), m), counts.T.ravel())
 
 
+def _kept_places(summary, seed: int) -> np.ndarray | None:
+    """Every record's :func:`dealing_places` from the app's memo (None: no memo, or not the local engine).
+
+    Computed once per table and seed over the whole table (the records'
+    ranks among their value's records, in input order: what the engine's
+    batches carry), in the narrowest unsigned type.
+    """
+    memo, data = _memo.bind(summary), _memo.local_data(summary)
+    if memo is None or data is None:
+        return None
+
+    def compute():
+        sa = np.asarray(data.sa_codes, dtype=np.int64)
+        total = np.bincount(sa, minlength=data.m)
+        rank, _ = ranks(sa, data.m)
+        return _memo.narrow(dealing_places(seed, sa, rank, total), max(1, int(data.n)))
+
+    return memo(("sdr/places", int(seed)), compute)
+
+
 class SDRPlan(EnginePlan):
     """SDR's plan: PP's partition; each record's sub-table from (SA, rank), then UP inside it (rank by SA).
 
-    ``memo`` (:func:`core.engine.memo.bind`, the local engine in the app
-    only): each batch's :func:`dealing_places` are kept between releases,
-    since they do not depend on rho2, and a record's sub-table is then a
-    lookup in :func:`dealt` of this partition (the same sub-table as
-    :func:`deal_subtables`).  Both are dropped when the plan is pickled.
+    ``places`` (the local engine in the app only, :mod:`core.engine.memo`):
+    every record's :func:`dealing_places`, kept between releases since they
+    do not depend on rho2; a record's sub-table is then a lookup in
+    :func:`dealt` of this partition (the same sub-table as
+    :func:`deal_subtables`), and the engine ranks nothing.  Dropped when
+    the plan is pickled (the Dask engine ranks the batches).
     """
 
-    def __init__(self, seed: int, pp: Plan, sa: str, column: str, n: int, memo=None, **fields):
-        super().__init__(seed=seed, rank_by="sa", **fields)
+    def __init__(self, seed: int, pp: Plan, sa: str, column: str, n: int, places: np.ndarray | None = None,
+                 **fields):
+        super().__init__(seed=seed, rank_by="sa" if places is None else None, **fields)
         self.pp, self.sa, self.column, self.n = pp, sa, column, n
-        self.memo = memo
-        self.dealt = None if memo is None else dealt(pp.counts)
+        self.places = places
+        self.dealt = None if places is None else dealt(pp.counts)
 
     def __getstate__(self):
-        state = _memo.drop_memo(self.__dict__)
-        state["dealt"] = None
+        state = dict(self.__dict__)
+        if state["places"] is not None:
+            state["places"], state["dealt"], state["rank_by"] = None, None, "sa"
         return state
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        if self.memo is not None and self.dealt is not None:
-            total = self.pp.counts.sum(axis=0)
-            places = self.memo(("sdr/place", int(self.seed), int(chunk.start), len(chunk)), lambda: _memo.narrow(
-                dealing_places(self.seed, chunk.sa, chunk.rank, total), max(1, int(total.sum()))))
-            sub = self.dealt[places]
+        if self.places is not None:
+            sub = self.dealt[self.places[chunk.start:chunk.stop]]
         else:
             sub = deal_subtables(self.pp, self.seed, chunk.sa, chunk.rank)
         return {self.column: sub, self.sa: perturb_subtables(self.pp, self.seed, chunk.start, chunk.sa, sub)}
@@ -805,7 +825,7 @@ class SDR(Mechanism):
             "delta": pl.delta,
         }
         return SDRPlan(
-            seed, pl, summary.sa_name, column, n, memo=_memo.bind(summary),
+            seed, pl, summary.sa_name, column, n, places=_kept_places(summary, seed),
             labels={column: names, summary.sa_name: sa_labels},
             published=published,
             privacy=privacy,
