@@ -408,3 +408,19 @@ def test_merge_distinct_adds_the_counts_of_equal_rows():
         np.testing.assert_array_equal(distinct[c], want[c].to_numpy())
     np.testing.assert_array_equal(count, want[0].to_numpy())
     assert count.dtype == np.int64 and count.sum() == 1707
+
+
+def test_combos_merged_from_partitions_are_the_whole_tables():
+    """Combos.merge (integer counts merged by a stable sort) gives the combinations of all the records at once."""
+    from core.engine.combos import Combos
+
+    rng = np.random.default_rng(4)
+    doms, m = (9, 3, 40), 5
+    qi = [rng.integers(0, d, 3000).astype(np.uint8) for d in doms]
+    sa = rng.integers(0, m, 3000).astype(np.uint8)
+    whole = Combos.from_codes(qi, sa, doms, m)
+    cuts = [0, 1000, 1000, 2999, 3000]
+    merged = Combos.merge([Combos.from_codes([c[a:b] for c in qi], sa[a:b], doms, m) for a, b in zip(cuts, cuts[1:])])
+    for got, want in zip((*merged.qi, merged.sa, merged.count), (*whole.qi, whole.sa, whole.count)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)

@@ -65,11 +65,25 @@ def _aggregate(cols: Sequence[np.ndarray], domains: Sequence[int], weights: np.n
                ) -> tuple[list[np.ndarray], np.ndarray]:
     """Distinct rows of ``cols`` in lexicographic order, with their (weighted) counts as int64.
 
-    A small domain product is counted with one bincount; otherwise
+    Integer weights (counts of rows that are mostly sorted runs: merging
+    partitions' combinations) are merged by a stable sort of the keys;
+    a small domain product is counted with one bincount; otherwise
     :func:`core.counting.distinct_rows` (mixed-radix keys sorted batch by
     batch, a group-by when they would not fit 64 bits).
     """
     n = len(cols[0])
+    if _fits(domains) and weights is not None and np.asarray(weights).dtype.kind in "iu":
+        # integer counts of rows that are sorted runs already (Combos.merge of partitions' combinations): a
+        # stable sort (timsort) of their keys merges the runs, counts added as integers, no hashing
+        key = _mixed_key(cols, domains)
+        order = np.argsort(key, kind="stable")
+        key = key[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = key[1:] != key[:-1]
+        first = np.flatnonzero(new)
+        if not n:
+            return [np.zeros(0, dtype=np.int64) for _ in cols], np.zeros(0, dtype=np.int64)
+        return _unmix(key[first], domains), np.add.reduceat(np.asarray(weights)[order], first).astype(np.int64)
     if _fits(domains) and weights is None:
         span = int(np.prod([max(int(d), 1) for d in domains], dtype=object))
         if span <= max(4 * n, 1 << 16):
