@@ -61,10 +61,10 @@ def test_remembered_draws_give_the_same_release_byte_for_byte(app_memo, monkeypa
     with_memo = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
     kept = _entries(lru)
     assert kept, "the memo kept nothing"
-    if name == "sdr":  # one entry for the whole table and seed
-        assert [k[:2] for k, _ in kept] == [("sdr/places", 7)]
+    if name in ("sdr", "splu"):  # one entry for the whole table and seed
+        assert [k[:2] for k, _ in kept] == [("sdr/places" if name == "sdr" else "splu/runs", 7)]
     else:
-        batches = [k for k, _ in kept if k[0] in ("splu/run", "rp/up")]
+        batches = [k for k, _ in kept if k[0] == "rp/up"]
         assert {k[2] for k in batches} == {0, 1500, 3000}  # one entry per batch (key: purpose, seed, start, ...)
     for raw in settings:  # moving back and forth adds nothing: every setting reads the same entries
         mechanisms.sanitize(data, name, raw, 7, batch_rows=1500)
@@ -119,8 +119,8 @@ def test_the_scope_is_the_planning_sessions_even_when_batches_run_on_other_threa
     monkeypatch.setattr(local, "APPLY_THREADS", 2)
     raw = load_table("census:3000").frame.to_csv(index=False).encode()
     data = bind(load_table(raw, "mine.csv"), "occupation", ["age", "sex"])
-    mechanisms.sanitize(data, "splu", None, 3, batch_rows=700)
-    scopes = [scope for _, scope in _entries(lru)]
+    mechanisms.sanitize(data, "reconstruction", None, 3, batch_rows=700)
+    scopes = [scope for k, scope in _entries(lru) if k[0] == "rp/up"]  # UP's draws, kept by the apply threads
     assert len(scopes) == 5 and set(scopes) == {"session-a"}
 
 
@@ -133,6 +133,9 @@ def test_a_plan_with_a_memo_pickles_without_it(app_memo, name):
     if name == "sdr":  # the kept places replace the engine's ranks; pickled, the engine ranks again
         assert plan.places is not None and plan.rank_by is None
         assert again.places is None and again.dealt is None and again.rank_by == "sa"
+    elif name == "splu":
+        assert plan.ranked is not None and plan.rank_by is None
+        assert again.ranked is None and again.rank_by == "sa" and again.layout._tables is None
     else:
         assert plan.memo is not None and again.memo is None
 

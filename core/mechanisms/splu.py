@@ -91,7 +91,7 @@ from ..partition import check_distinct_counts, check_distinct_groups, distinct_v
 from .. import rng as _rng
 from ..engine import memo as _memo
 from ..engine.combos import Combos
-from ..engine.protocol import Chunk, Plan
+from ..engine.protocol import Chunk, Plan, ranks
 from ..release import CodedTable, Published, Release
 from ..shuffle import permute, unpermute
 from ..table import Column, Dataset
@@ -539,24 +539,28 @@ class SPLUPlan(Plan):
     """
 
     def __init__(self, seed: int, sa: str, layout: DecoyLayout, p: float, purpose: str = "splu",
-                 tables: bool = False, memo=None, **fields):
-        super().__init__(seed=seed, rank_by="sa", **fields)
+                 tables: bool = False, ranked: tuple[np.ndarray, np.ndarray] | None = None, **fields):
+        ranked = ranked if layout.mixed else None
+        super().__init__(seed=seed, rank_by="sa" if ranked is None else None, **fields)
         self.sa, self.layout, self.p, self.purpose = sa, layout, float(p), purpose
         #: read groups and member values from :meth:`DecoyLayout.tables` (the local engine; same values)
         self.use_tables = bool(tables) and layout.mixed and layout.n <= TABLE_ROWS
-        #: keeps each batch's :meth:`DecoyLayout.run_positions` between releases (:mod:`core.engine.memo`)
-        self.memo = memo if layout.mixed else None
+        #: every record's rank by SA and :meth:`DecoyLayout.run_positions`, kept between releases by the app
+        #: (:func:`whole_table_runs`); the engine then ranks nothing
+        self.ranked = ranked
 
     def __getstate__(self):
-        return _memo.drop_memo(self.__dict__)
+        state = dict(self.__dict__)
+        if state["ranked"] is not None:  # pickled (the Dask engine): the engine ranks the batches again
+            state["ranked"], state["rank_by"] = None, "sa"
+        return state
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
         lay = self.layout
-        run = None
-        if self.memo is not None:
-            run = self.memo((f"{lay.prefix}/run", int(self.seed), int(chunk.start), len(chunk)), lambda: _memo.narrow(
-                lay.run_positions(chunk.sa, chunk.rank), int(lay.counts.max(initial=1))))
-        pos = lay.position(chunk.sa, chunk.rank, run)
+        rank, run = chunk.rank, None
+        if self.ranked is not None:
+            rank, run = (a[chunk.start:chunk.stop] for a in self.ranked)
+        pos = lay.position(chunk.sa, rank, run)
         u = _rng.uniforms(self.seed, self.purpose, chunk.start, len(chunk), 2)
         out = np.array(chunk.sa, copy=True)
         move = np.flatnonzero(u[:, 0] >= self.p)  # the records that publish a decoy, not their own value
@@ -614,6 +618,20 @@ class SPLUPlan(Plan):
         target *= r
         target += group
         return tab.values[target]
+
+
+def whole_table_runs(data, layout: DecoyLayout) -> tuple[np.ndarray, np.ndarray]:
+    """Every record's rank among its value's records (input order) and its :meth:`DecoyLayout.run_positions`.
+
+    What the engine's batches carry (ranks by SA) and what the layout
+    permutes, for the whole table at once, in the narrowest unsigned types.
+    Neither depends on gamma or p (a run's permutation depends on the seed,
+    the value and its count), so the app keeps them per table and seed.
+    """
+    sa = np.asarray(data.sa_codes, dtype=np.int64)
+    rank, _ = ranks(sa, len(layout.counts))
+    top = max(1, int(layout.counts.max(initial=1)))
+    return _memo.narrow(rank, top), _memo.narrow(layout.run_positions(sa, rank), top)
 
 
 #: threads writing a layout's tables out (one column each at a time; numpy releases the GIL in its loops)
@@ -1126,8 +1144,11 @@ class SPLU(Mechanism):
                                   "T_p_by_count": {str(int(k)): float(t) for k, t in zip(f, tail)}},
             "partition_published": False,
         }
-        return SPLUPlan(seed, summary.sa_name, layout, p, prefix, tables=_memo.local_data(summary) is not None,
-                        memo=_memo.bind(summary),
+        memo, data = _memo.bind(summary), _memo.local_data(summary)
+        ranked = None
+        if memo is not None and layout.mixed:
+            ranked = memo((f"{prefix}/runs", int(seed)), lambda: whole_table_runs(data, layout))
+        return SPLUPlan(seed, summary.sa_name, layout, p, prefix, tables=data is not None, ranked=ranked,
                         labels={summary.sa_name: summary.sa_labels},
                         published=published, privacy=privacy, notes=tuple(notes), state=state)
 
