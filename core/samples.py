@@ -566,7 +566,14 @@ def _streams(seed: int, count: int) -> list[np.random.Generator]:
 
 
 def _census(size: int) -> pd.DataFrame:
-    return pd.DataFrame({column: codes if labels is None else labels[codes]
+    """census:N as a frame: each labelled column a pandas Categorical over its labels (one byte a row).
+
+    The same table as a frame of strings, value for value (the same content
+    hash, codes and labels when bound), in a ninth of the memory: at 5M rows
+    72 MB instead of 652 MB, which left the app's 1 GB cache no room for a
+    slider's kept draws.
+    """
+    return pd.DataFrame({column: codes if labels is None else pd.Categorical.from_codes(codes, categories=labels)
                          for column, (codes, labels) in census_codes(0, size).items()})
 
 

@@ -448,3 +448,23 @@ def test_toy_splu_suggests_gamma_3_and_anatomy_at_l_gamma():
 
 def test_data_sets_suggest_nothing():
     assert all(not s.suggested for s in list_samples() if not s.name.startswith("toy-"))
+
+
+def test_census_is_held_as_categoricals_that_bind_like_its_strings():
+    """census:N's labelled columns are Categoricals: the same hash, codes and labels as the strings, in a ninth."""
+    from core.samples import _census, census_codes
+    from core.table import bind, make_table
+
+    strings = pd.DataFrame({c: codes if labels is None else np.asarray(labels)[codes]
+                            for c, (codes, labels) in census_codes(0, 20_000).items()})
+    frame = _census(20_000)
+    assert all(isinstance(frame[c].dtype, pd.CategoricalDtype) for c in frame if frame[c].dtype != np.int64)
+    assert frame.astype(object).equals(strings.astype(object))
+    a, b = make_table(strings, "census:20000"), make_table(frame, "census:20000")
+    assert a.content_hash == b.content_hash
+    qi = ["age", "workclass", "education", "marital_status", "race", "sex", "native_country"]
+    da, db = bind(a, "occupation", qi), bind(b, "occupation", qi)
+    assert da.key == db.key and np.array_equal(da.sa_codes, db.sa_codes)
+    for x, y, lx, ly in zip(da.qi_codes, db.qi_codes, da.qi_labels, db.qi_labels):
+        assert np.array_equal(x, y) and list(lx) == list(ly)
+    assert frame.memory_usage(deep=True).sum() * 5 < strings.memory_usage(deep=True).sum()
