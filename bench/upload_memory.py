@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows of the refused CSV (default 1,000,000)")
     ap.add_argument("--times", type=int, default=3, help="refused uploads in a row (default 3)")
     ap.add_argument("--dynamic-threshold", action="store_true",
-                    help="leave glibc's mmap threshold dynamic (the pages fix it: 16 MiB, WORKBENCH_MMAP_KB)")
+                    help="leave glibc's mmap threshold dynamic (the pages fix it at 128 KiB, WORKBENCH_MMAP_KB)")
     args = ap.parse_args(argv)
     os.environ["WORKBENCH_MAX_ROWS"] = str(args.rows // 2)
     from core import lru

@@ -18,6 +18,7 @@ This module has no streamlit import: the CLI, tests and the pages share it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import ctypes.util
@@ -308,38 +309,54 @@ _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
 
 
-#: the app's glibc mmap threshold in KiB (:func:`fix_mmap_threshold`), unless ``WORKBENCH_MMAP_KB`` says otherwise
-MMAP_KB = 16 * 1024
-#: glibc's trim threshold set with it: freed heap memory at the top is kept up to this many bytes for reuse
+#: the app's glibc mmap threshold in KiB at rest (:func:`fix_mmap_threshold`), unless ``WORKBENCH_MMAP_KB`` says otherwise
+MMAP_KB = 128
+#: the threshold in KiB while a table of :data:`LARGE_ROWS` records or more is computed on (:func:`large_arrays`)
+LARGE_MMAP_KB = 16 * 1024
+#: records from which a computation raises the threshold
+LARGE_ROWS = 1_000_000
+#: glibc's trim threshold while raised: freed heap memory at its top is kept up to this many bytes for reuse
 TRIM_BYTES = 64 * 2**20
 _M_TRIM_THRESHOLD = -1
+#: the resting threshold in bytes once :func:`fix_mmap_threshold` has set one (None: glibc's own, dynamic)
+_RESTING: list[int | None] = [None]
+#: computations on large tables running now (:func:`large_arrays`), and the lock around raising and restoring
+_LARGE = [0]
+_LARGE_LOCK = threading.Lock()
+
+
+def _mallopt(param: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(param, int(value)))
+    except (OSError, AttributeError):
+        return False
+
+
+def _set_threshold(size: int, trim: int) -> bool:
+    """glibc's mmap threshold at ``size`` bytes and its trim threshold at ``trim`` bytes."""
+    _mallopt(_M_TRIM_THRESHOLD, trim)
+    return _mallopt(_M_MMAP_THRESHOLD, size)
 
 
 def fix_mmap_threshold(size: int | None = None) -> bool:
     """Fix glibc's mmap threshold at ``size`` bytes (blocks that large get their own mmap); True if set.
 
     ``size`` None: ``WORKBENCH_MMAP_KB`` KiB when set (1 to 32768, glibc's
-    largest), else :data:`MMAP_KB` (16 MiB).  A value that is not such a
+    largest), else :data:`MMAP_KB` (128 KiB).  A value that is not such a
     number raises ``ValueError`` naming the variable.
 
-    Left alone, glibc raises its threshold each time a large block is freed
-    (up to 32 MiB), so where an array lives drifts with the history of the
-    process.  Fixed, the split is stable: whole-table arrays of a large
-    table (16 MiB and more: 4M int32 codes) get their own mappings, which go
-    back to the system the moment they are freed, and everything smaller,
-    above all the per-batch temporaries of a release (1M records: 8 MiB an
-    int64 array), is reused from the heap (kept up to :data:`TRIM_BYTES` at
-    its top) instead of being mapped and zeroed page by page on every use.
-    Measured on a census 5M SPLU slider move: at 128 KiB (this function's
-    earlier choice) about 270,000 page faults and 0.6 s of kernel time a
-    move, at 16 MiB with the trim threshold about 15,000 and 0.07 s, for
-    the same user time.  The freed heap is handed back by
-    :func:`give_back_memory` (``malloc_trim``): 16 release rounds on three
-    threads left RSS at 1.01x its start at either threshold, with a peak
-    about 90 MB higher at 16 MiB (the reused heap).  It also caps glibc at two
-    heap arenas (``M_ARENA_MAX``): 8 sessions x 120 s (bench/load.py) left
-    RSS at 1.22x its start without the cap, 1.16x with it.  Called once when
-    the pages load; a no-op (False) off glibc.
+    glibc raises its threshold each time a large block is freed (up to
+    32 MB), after which arrays of a few MB come from the heap arenas, where
+    a long-lived small object can pin freed pages.  Fixing the threshold
+    keeps numpy arrays and parsed columns in mappings that go back to the
+    system the moment they are freed: 8 sessions x 120 s on Adult and
+    50,000-row uploads (bench/load.py) end at 1.09-1.16x the server's
+    starting memory at 128 KiB, at 1.26-1.27x at 16 MiB (three runs).
+    Large tables are the exception (:func:`large_arrays`).  It also caps
+    glibc at two heap arenas (``M_ARENA_MAX``): the same bench left RSS at
+    1.22x its start without the cap, 1.16x with it.  Called once when the
+    pages load; a no-op (False) off glibc.
     """
     if size is None:
         raw = os.environ.get("WORKBENCH_MMAP_KB", "").strip()
@@ -352,15 +369,46 @@ def fix_mmap_threshold(size: int | None = None) -> bool:
         size = kb * 1024
     if _TRIM is None:
         return False
+    # at most two heap arenas: each session's script thread would otherwise get an arena of its own, whose
+    # freed pages a few live objects pin
+    _mallopt(_M_ARENA_MAX, 2)
+    with _LARGE_LOCK:
+        _RESTING[0] = int(size)
+        if _LARGE[0]:  # a large computation is running: it restores this size when it ends
+            return True
+        return _set_threshold(int(size), max(128 * 1024, 2 * int(size)))
+
+
+@contextlib.contextmanager
+def large_arrays(rows: int):
+    """While a computation on a table of ``rows`` records runs: glibc's mmap threshold at :data:`LARGE_MMAP_KB`.
+
+    At 128 KiB every per-batch temporary of a release (1M records: 8 MiB an
+    int64 array) is a fresh mapping zeroed page by page on every use: a
+    census 5M SPLU slider move took about 270,000 page faults and 0.6 s of
+    kernel time; at 16 MiB, with freed heap kept up to :data:`TRIM_BYTES`,
+    about 15,000 and 0.07 s for the same user time.  Whole-table arrays of
+    such a table (16 MiB and more) still get their own mappings.  So the
+    threshold is raised while any computation on a table of
+    :data:`LARGE_ROWS` records or more runs (counted across threads) and
+    put back at rest when the last ends; the heap such computations grew
+    is handed back by :func:`give_back_memory`.  A no-op for smaller tables,
+    off glibc, or before :func:`fix_mmap_threshold` fixed a resting value.
+    """
+    if rows < LARGE_ROWS or _TRIM is None or _RESTING[0] is None:
+        yield
+        return
+    with _LARGE_LOCK:
+        _LARGE[0] += 1
+        if _LARGE[0] == 1:
+            _set_threshold(max(LARGE_MMAP_KB * 1024, _RESTING[0]), TRIM_BYTES)
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        # and at most two heap arenas: each session's script thread would otherwise get an arena of its
-        # own, whose freed pages a few live objects pin
-        libc.mallopt(_M_ARENA_MAX, 2)
-        libc.mallopt(_M_TRIM_THRESHOLD, max(TRIM_BYTES, 2 * int(size)))
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, int(size)))
-    except (OSError, AttributeError):
-        return False
+        yield
+    finally:
+        with _LARGE_LOCK:
+            _LARGE[0] -= 1
+            if _LARGE[0] == 0 and _RESTING[0] is not None:
+                _set_threshold(_RESTING[0], max(128 * 1024, 2 * _RESTING[0]))
 
 
 def give_back_memory() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from core import lru
 from core.lru import BUDGET_MB, ByteLRU, budget_bytes, give_back_memory, nbytes
-from core.table import Dataset, Table, bind, load_table
+from core.table import Dataset, Table, bind, load_dataset, load_table
 
 
 def test_nbytes_counts_arrays_once_and_views_not_at_all():
@@ -146,3 +146,45 @@ def test_the_mmap_threshold_setting_is_used(monkeypatch):
     finally:
         monkeypatch.delenv("WORKBENCH_MMAP_KB")
         lru.fix_mmap_threshold()  # back to the default for the rest of the run
+
+
+def test_large_tables_raise_the_mmap_threshold_while_they_are_computed_on(monkeypatch):
+    """Raised once for any number of concurrent large computations, put back at rest when the last ends."""
+    calls = []
+    monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
+    monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
+    monkeypatch.setattr(lru, "_LARGE", [0])
+    if lru._TRIM is None:
+        pytest.skip("not glibc")
+    with lru.large_arrays(lru.LARGE_ROWS - 1):
+        assert calls == []  # a small table: nothing changes
+    with lru.large_arrays(5_000_000):
+        assert calls == [lru.LARGE_MMAP_KB * 1024]
+        with lru.large_arrays(2_000_000):
+            assert calls == [lru.LARGE_MMAP_KB * 1024]
+        assert calls == [lru.LARGE_MMAP_KB * 1024]
+        lru.fix_mmap_threshold(256 * 1024)  # a new resting value while raised: applied when the last ends
+        assert calls == [lru.LARGE_MMAP_KB * 1024]
+    assert calls == [lru.LARGE_MMAP_KB * 1024, 256 * 1024]
+    with pytest.raises(RuntimeError):
+        with lru.large_arrays(5_000_000):
+            raise RuntimeError("a failed computation")
+    assert calls[-1] == 256 * 1024 and lru._LARGE == [0]  # put back after a failure too
+
+
+def test_the_pages_cache_computes_on_a_large_table_with_the_threshold_raised(monkeypatch):
+    from pages.ui import cached
+
+    calls = []
+    monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
+    monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
+    monkeypatch.setattr(lru, "_LARGE", [0])
+    if lru._TRIM is None:
+        pytest.skip("not glibc")
+    data = load_dataset("adult")
+    monkeypatch.setattr(lru, "LARGE_ROWS", data.n + 1)  # this table is small: nothing changes
+    cached.release(data, data.key, "uniform", cached.items({"p": 0.31}), 5)
+    assert calls == []
+    monkeypatch.setattr(lru, "LARGE_ROWS", data.n)  # now it counts as large
+    cached.release(data, data.key, "uniform", cached.items({"p": 0.32}), 5)
+    assert calls == [lru.LARGE_MMAP_KB * 1024, 128 * 1024]

@@ -29,8 +29,9 @@ closes it once that time is up, which frees its state and the uploaded
 bytes Streamlit holds.  When the last session has gone, the shared entries
 are dropped too and the memory is handed back (:func:`core.lru.give_back_memory`:
 gc, Arrow's pool, glibc ``malloc_trim``; glibc's mmap threshold is fixed at
-16 MiB when this module loads, ``WORKBENCH_MMAP_KB`` to change it,
-:func:`core.lru.fix_mmap_threshold`).
+128 KiB when this module loads (``WORKBENCH_MMAP_KB`` to change it,
+:func:`core.lru.fix_mmap_threshold`) and raised to 16 MiB while a result
+on a table of 1M records or more is computed, :func:`core.lru.large_arrays`).
 
 ``st.cache_data`` still holds the bounds' curves (no table data).  Every
 entry lives in memory only.
@@ -316,11 +317,14 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
             names = tuple(h.name for h in hidden if isinstance(h, (Dataset, Table)))
             scope = _scope(hidden)
 
+            rows = max((h.n for h in hidden if isinstance(h, Dataset)), default=0)
+
             def compute():
-                if spinner:
-                    with st.spinner(spinner):
-                        return func(*args, **kwargs)
-                return func(*args, **kwargs)
+                with core_lru.large_arrays(rows):  # a table of 1M records or more: batch temporaries reused
+                    if spinner:
+                        with st.spinner(spinner):
+                            return func(*args, **kwargs)
+                    return func(*args, **kwargs)
 
             return store().get_or_compute((name, scope, names, plain), compute, scope=scope, kind=kind,
                                           remeasure=remeasure, sticky=sticky)
