@@ -367,8 +367,8 @@ def test_evaluate_counts_the_release_on_its_distinct_rows(table_dir, capsys, mon
     assert rc == 0, err
     want = json.loads(out)
     expanded = []
-    real = dk._ExpandedColumns.__getitem__
-    monkeypatch.setattr(dk._ExpandedColumns, "__getitem__", lambda cols, name: expanded.append(name) or real(cols, name))
+    real = dk.SummaryTable._expand
+    monkeypatch.setattr(dk.SummaryTable, "_expand", lambda t, name: expanded.append(name) or real(t, name))
     rc, out, err = _cli(capsys, *base, "--engine", "dask")
     assert rc == 0, err
     got = json.loads(out)
@@ -434,9 +434,9 @@ def test_a_table_written_as_csv_is_neither_merged_nor_expanded_on_the_client(tab
     rc, _, err = _sanitize(capsys, table_dir, tmp_path / "local", mech)
     assert rc == 0, err
     merged, expanded, kept = [], [], []
-    real_merge, real_item, real_init = dk.merge_distinct, dk._ExpandedColumns.__getitem__, dk.SummaryTable.__init__
+    real_merge, real_item, real_init = dk.merge_distinct, dk.SummaryTable._expand, dk.SummaryTable.__init__
     monkeypatch.setattr(dk, "merge_distinct", lambda *a, **k: merged.append(1) or real_merge(*a, **k))
-    monkeypatch.setattr(dk._ExpandedColumns, "__getitem__", lambda c, n: expanded.append(n) or real_item(c, n))
+    monkeypatch.setattr(dk.SummaryTable, "_expand", lambda t, n: expanded.append(n) or real_item(t, n))
     monkeypatch.setattr(dk.SummaryTable, "__init__", lambda t, *a, **k: kept.append(t) or real_init(t, *a, **k))
     rc, _, err = _sanitize(capsys, table_dir, tmp_path / "dask", mech, "--engine", "dask", "--partition-rows", 500)
     assert rc == 0, err

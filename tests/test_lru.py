@@ -148,14 +148,21 @@ def test_the_mmap_threshold_setting_is_used(monkeypatch):
         lru.fix_mmap_threshold()  # back to the default for the rest of the run
 
 
-def test_large_tables_raise_the_mmap_threshold_while_they_are_computed_on(monkeypatch):
-    """Raised once for any number of concurrent large computations, put back at rest when the last ends."""
+@pytest.fixture
+def thresholds(monkeypatch):
+    """The sizes glibc's mmap threshold is set to (recorded, not set), from a resting 128 KiB."""
+    if lru._TRIM is None:
+        pytest.skip("not glibc")
     calls = []
     monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
     monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
     monkeypatch.setattr(lru, "_LARGE", [0])
-    if lru._TRIM is None:
-        pytest.skip("not glibc")
+    return calls
+
+
+def test_large_tables_raise_the_mmap_threshold_while_they_are_computed_on(thresholds):
+    """Raised once for any number of concurrent large computations, put back at rest when the last ends."""
+    calls = thresholds
     with lru.large_arrays(lru.LARGE_ROWS - 1):
         assert calls == []  # a small table: nothing changes
     with lru.large_arrays(5_000_000):
@@ -172,15 +179,11 @@ def test_large_tables_raise_the_mmap_threshold_while_they_are_computed_on(monkey
     assert calls[-1] == 256 * 1024 and lru._LARGE == [0]  # put back after a failure too
 
 
-def test_the_pages_cache_computes_on_a_large_table_with_the_threshold_raised(monkeypatch):
+def test_the_pages_cache_computes_on_a_large_table_with_the_threshold_raised(monkeypatch, thresholds):
     from pages.ui import cached
 
-    calls = []
-    monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
-    monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
-    monkeypatch.setattr(lru, "_LARGE", [0])
-    if lru._TRIM is None:
-        pytest.skip("not glibc")
+    calls = thresholds
+    calls.clear()  # (importing the pages' cache the first time fixes the resting threshold)
     data = load_dataset("adult")
     monkeypatch.setattr(lru, "LARGE_ROWS", data.n + 1)  # this table is small: nothing changes
     cached.release(data, data.key, "uniform", cached.items({"p": 0.31}), 5)

@@ -959,37 +959,18 @@ class SummaryTable:
         self.distinct = dict(distinct)
         self.count = np.asarray(count, dtype=np.int64)
         self.labels = dict(labels)
-        self.columns = _ExpandedColumns(self)
+        # listing the names (a manifest) expands nothing: at 100M near-distinct rows (Anatomy's QIT) expanding
+        # every column took 8 bytes a record each
+        self.columns = _LazyColumns(self.names, self._expand)
+
+    def _expand(self, name: str) -> np.ndarray:
+        """One code per record of column ``name``, from the distinct rows and their counts."""
+        return np.repeat(self.distinct[name], self.count)
 
     def __len__(self) -> int:
         return int(self.count.sum())
 
     to_frame = _labelled_frame
-
-
-class _ExpandedColumns(_MappingABC):
-    """``SummaryTable.columns``: column name -> one code per record, expanded from the counts on first use and kept.
-
-    Listing the names (a manifest) expands nothing: at 100M near-distinct
-    rows (Anatomy's QIT) expanding every column took 8 bytes a record each.
-    """
-
-    def __init__(self, table: SummaryTable):
-        self._table = table
-        self._cache: dict[str, np.ndarray] = {}
-
-    def __iter__(self):
-        return iter(self._table.names)
-
-    def __len__(self) -> int:
-        return len(self._table.names)
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        if name not in self._table.names:
-            raise KeyError(name)
-        if name not in self._cache:
-            self._cache[name] = np.repeat(self._table.distinct[name], self._table.count)
-        return self._cache[name]
 
 
 class PartsTable:
@@ -1011,7 +992,7 @@ class PartsTable:
         self.folder = Path(folder)
         self.files = list(files)
         self.rows = int(rows)
-        self.columns = _PartColumns(self)
+        self.columns = _LazyColumns(self.names, lambda name: read_part_column(self, name))
 
     def __len__(self) -> int:
         return self.rows
@@ -1019,24 +1000,29 @@ class PartsTable:
     to_frame = _labelled_frame
 
 
-class _PartColumns(_MappingABC):
-    """``PartsTable.columns``: column name -> codes, read from the part files on first use and kept."""
+class _LazyColumns(_MappingABC):
+    """A table's ``columns``: column name -> codes, made by ``make(name)`` on first use and kept.
 
-    def __init__(self, table: PartsTable):
-        self._table = table
+    ``PartsTable`` reads a column from its part files, ``SummaryTable``
+    expands it from its distinct rows' counts; iterating lists the names only.
+    """
+
+    def __init__(self, names: Sequence[str], make):
+        self._names = list(names)
+        self._make = make
         self._cache: dict[str, np.ndarray] = {}
 
     def __iter__(self):
-        return iter(self._table.names)
+        return iter(self._names)
 
     def __len__(self) -> int:
-        return len(self._table.names)
+        return len(self._names)
 
     def __getitem__(self, name: str) -> np.ndarray:
-        if name not in self._table.names:
+        if name not in self._names:
             raise KeyError(name)
         if name not in self._cache:
-            self._cache[name] = read_part_column(self._table, name)
+            self._cache[name] = self._make(name)
         return self._cache[name]
 
 
