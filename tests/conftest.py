@@ -107,3 +107,22 @@ def upload(at, name: str, content: bytes, mime: str = "text/csv", use: bool = Tr
         at.radio(key="w_source").set_value("upload").run()
     at.file_uploader(key="w_upload").set_value((name, content, mime)).run()
     return use_upload(at) if use else at
+
+
+@pytest.fixture
+def app_memo(monkeypatch):
+    """The app's memos (published order, QI columns, per-record arrays) on a fresh byte-bounded store of 64 MB,
+    and the session id their entries are scoped by (``session["id"]``, changeable)."""
+    from core.engine import local
+    from core.engine import memo as record_memo
+    from core.lru import ByteLRU
+    from pages.ui import cached
+
+    lru = ByteLRU(64 * 2**20)
+    monkeypatch.setattr(cached, "_STORES", [lru])
+    monkeypatch.setattr(local, "ORDER_MEMO", cached._order_memo)
+    monkeypatch.setattr(local, "QI_MEMO", cached._qi_memo)
+    monkeypatch.setattr(record_memo, "RECORD_MEMO", cached._record_memo)
+    session = {"id": "session-a"}
+    monkeypatch.setattr(cached, "session_id", lambda: session["id"])
+    return cached, lru, session

@@ -17,20 +17,6 @@ from core.release import manifest_bytes
 from core.table import bind, load_table
 
 
-@pytest.fixture
-def app_memo(monkeypatch):
-    """The app's memos on a fresh byte-bounded store, and the session id the entries are scoped by."""
-    from pages.ui import cached
-
-    lru = ByteLRU(64 * 2**20)
-    monkeypatch.setattr(cached, "_STORES", [lru])
-    monkeypatch.setattr(local, "ORDER_MEMO", cached._order_memo)
-    monkeypatch.setattr(local, "QI_MEMO", cached._qi_memo)
-    session = {"id": "session-a"}
-    monkeypatch.setattr(cached, "session_id", lambda: session["id"])
-    return cached, lru, session
-
-
 def _table(release):
     return {c: np.asarray(v).tobytes() for c, v in release.main_table.columns.items()}
 

@@ -16,26 +16,10 @@ from core import mechanisms
 from core.engine import local
 from core.engine import memo as record_memo
 from core.engine.combos import LazyCombos
-from core.lru import ByteLRU
 from core.mechanisms import MECHANISMS as MECHS
 from core.mechanisms import splu
 from core.release import manifest_bytes
 from core.table import bind, load_table
-
-
-@pytest.fixture
-def app_memo(monkeypatch):
-    """The app's memos on a fresh byte-bounded store, and the session id the entries are scoped by."""
-    from pages.ui import cached
-
-    lru = ByteLRU(64 * 2**20)
-    monkeypatch.setattr(cached, "_STORES", [lru])
-    monkeypatch.setattr(local, "ORDER_MEMO", cached._order_memo)
-    monkeypatch.setattr(local, "QI_MEMO", cached._qi_memo)
-    monkeypatch.setattr(record_memo, "RECORD_MEMO", cached._record_memo)
-    session = {"id": "session-a"}
-    monkeypatch.setattr(cached, "session_id", lambda: session["id"])
-    return cached, lru, session
 
 
 def _bytes(release):
