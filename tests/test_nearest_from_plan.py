@@ -20,18 +20,23 @@ def data():
     return bind(load_table("census:2003"), "occupation", ["age", "sex", "race"])
 
 
-@pytest.mark.parametrize("raw", [{"gamma": 3}, {"gamma": 5}, {"gamma": 7}, {"gamma": 4, "p": 0.5},
-                                 {"gamma": 6, "partition": "sorted"}, {"gamma": 5, "t_p": 0.5, "alpha": 2},
-                                 {"gamma": 3, "sa2": "education"}])
-def test_the_plans_verdict_is_the_releases(data, raw):
-    mech = MECHANISMS["splu"]
+def _plan_verdict_is_the_releases(data, name: str, raw: dict) -> None:
+    """The verdict judged from the plan alone equals the one of the whole release (outcome, figures, line)."""
+    mech = MECHANISMS[name]
     values = mech.resolve(raw)
     mech.check(data, values)
-    full = mechanisms.sanitize(data, "splu", values, 11).verdict
+    full = mechanisms.sanitize(data, name, values, 11).verdict
     dry = setting_verdict(data, mech, values, 11)
     assert dry.outcome == full.outcome
     assert dry.figures == full.figures
     assert dry.line() == full.line()
+
+
+@pytest.mark.parametrize("raw", [{"gamma": 3}, {"gamma": 5}, {"gamma": 7}, {"gamma": 4, "p": 0.5},
+                                 {"gamma": 6, "partition": "sorted"}, {"gamma": 5, "t_p": 0.5, "alpha": 2},
+                                 {"gamma": 3, "sa2": "education"}])
+def test_the_plans_verdict_is_the_releases(data, raw):
+    _plan_verdict_is_the_releases(data, "splu", raw)
 
 
 def test_the_search_finds_the_same_setting_with_and_without_records(data, monkeypatch):
@@ -46,14 +51,7 @@ def test_the_search_finds_the_same_setting_with_and_without_records(data, monkey
 # ------------------------------------------------------------------ Mondrian (its guarantee reads the groups table)
 @pytest.mark.parametrize("raw", [{"beta": 0.1}, {"beta": 0.2, "k": 20}, {"beta": 0.5, "k": 3}, {"beta": 0.25, "l": 2}])
 def test_mondrians_plan_verdict_is_the_releases(data, raw):
-    mech = MECHANISMS["mondrian"]
-    values = mech.resolve(raw)
-    mech.check(data, values)
-    full = mechanisms.sanitize(data, "mondrian", values, 11).verdict
-    dry = setting_verdict(data, mech, values, 11)
-    assert dry.outcome == full.outcome
-    assert dry.figures == full.figures
-    assert dry.line() == full.line()
+    _plan_verdict_is_the_releases(data, "mondrian", raw)
 
 
 def test_mondrians_search_finds_the_same_setting_with_and_without_records(data, monkeypatch):

@@ -27,6 +27,15 @@ def _bytes(release):
     return cols, manifest_bytes(release)
 
 
+def _same_bytes_without_the_memo(monkeypatch, data, name, settings, with_memo) -> None:
+    """Without the memo, in 1,500-record batches or in one, each setting's release is the memo's byte for byte."""
+    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)
+    without = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
+    one_batch = [mechanisms.sanitize(data, name, raw, 7) for raw in settings]
+    for x, y, z in zip(with_memo, without, one_batch):
+        assert _bytes(x) == _bytes(y) == _bytes(z)
+
+
 def _entries(lru):
     return [(k, e.scope) for k, e in lru._data.items() if e.kind == "per-record draws"]
 
@@ -53,11 +62,7 @@ def test_remembered_draws_give_the_same_release_byte_for_byte(app_memo, monkeypa
     for raw in settings:  # moving back and forth adds nothing: every setting reads the same entries
         mechanisms.sanitize(data, name, raw, 7, batch_rows=1500)
     assert len(_entries(lru)) == len(kept)
-    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)
-    without = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
-    one_batch = [mechanisms.sanitize(data, name, raw, 7) for raw in settings]
-    for x, y, z in zip(with_memo, without, one_batch):
-        assert _bytes(x) == _bytes(y) == _bytes(z)
+    _same_bytes_without_the_memo(monkeypatch, data, name, settings, with_memo)
     assert _bytes(with_memo[0]) != _bytes(with_memo[1])
     if name == "reconstruction":  # the groups' ranks came from the memo, not from the engine's batches
         assert [r.privacy["resampled_groups"] for r in with_memo] == [3, 4, 6, 0]
@@ -172,11 +177,7 @@ def test_group_mechanisms_keep_their_records_places_and_publish_the_same_bytes(a
     assert plan.rank_by is None  # the engine ranks nothing: the places come from the memo
     shipped = pickle.loads(pickle.dumps(plan))  # the Dask engine's copy holds no per-record array
     assert all(not (isinstance(v, np.ndarray) and len(v) == data.n) for v in vars(shipped).values())
-    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)
-    without = [mechanisms.sanitize(data, name, raw, 7, batch_rows=1500) for raw in settings]
-    one_batch = [mechanisms.sanitize(data, name, raw, 7) for raw in settings]
-    for x, y, z in zip(with_memo, without, one_batch):
-        assert _bytes(x) == _bytes(y) == _bytes(z)
+    _same_bytes_without_the_memo(monkeypatch, data, name, settings, with_memo)
     assert _bytes(with_memo[0]) != _bytes(with_memo[2])
     shipped_out = local.run(data, shipped, 1500)  # the pickled plan (no memo) publishes the same table
     direct = local.run(data, plan, 1500)
