@@ -340,6 +340,24 @@ def test_worker_out_of_memory(table_dir, tmp_path):
     assert not (tmp_path / "out").exists() and not _leftovers(tmp_path)
 
 
+def _distributed_level() -> int:
+    import logging
+
+    return logging.getLogger("distributed.worker").getEffectiveLevel()
+
+
+def test_worker_processes_stay_quiet_after_a_restart():
+    # a worker the nanny restarts (after killing it for its memory) logs as it starts and stops: in CI a run
+    # printed 52 lines of "distributed.worker - INFO" before its one sentence. Its level must come from its own
+    # start, not from the silence the first workers got.
+    import logging
+
+    with dk.connect(processes=True, workers=1) as client:
+        assert set(client.run(_distributed_level).values()) == {logging.CRITICAL}
+        client.restart()
+        assert set(client.run(_distributed_level).values()) == {logging.CRITICAL}
+
+
 @pytest.mark.skipif(not UNPLANNED, reason="every mechanism has a plan")
 def test_mechanism_without_plan_is_refused(table_dir, tmp_path, capsys):
     mech = MECHANISMS[UNPLANNED[0]]

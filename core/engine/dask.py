@@ -486,6 +486,11 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                 with warnings.catch_warnings():  # e.g. "port in use": the cluster picks free ports anyway
                     warnings.simplefilter("ignore")
                     if processes:
+                        # a worker process configures distributed's logging when it imports it, before the
+                        # nanny's silence applies, and a worker being stopped or restarted (after the nanny
+                        # killed it) logs again: the level must come from the environment the process starts in
+                        # (one set by the user, e.g. to debug a cluster, is kept)
+                        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
                         limit = (memory_limit if memory_limit is not None
                                  else os.environ.get("WORKBENCH_DASK_MEMORY", "").strip() or "auto")
                         # dashboard_address ":0": a free loopback port (None still tries 8787 for the HTTP routes)
