@@ -13,7 +13,9 @@ works on the counts ``o`` and thresholds ``f'``; the mechanism
 * :func:`gamma_list` - the feasible pairs ``Gamma(S_1, S_2)`` (Lemma 4).
 * :func:`two_size` - Algorithm 1 with loss-based (Lemma 6, eq. 11) and
   privacy-based pruning (Lemmas 7-8, Theorem 4); :func:`two_size_scan` -
-  the plain scan of every feasible pair, kept for the tests.
+  the plain scan of every feasible pair, kept for the tests;
+  :func:`two_size_fast` - the same answer with the pairs of sizes examined
+  together in numpy, which the mechanism uses (Algorithms 1 and 2).
 * :func:`record_partition` (§4.3), :func:`multi_size` (Algorithm 2),
   :func:`optimal` (the integer program of §7.2, ``scipy.optimize.milp``).
 
@@ -380,6 +382,140 @@ def two_size(counts: np.ndarray, fp: np.ndarray, max_size: int = 50, smallest: i
     return best
 
 
+def _gamma_all(n: int, s1: np.ndarray, s2: np.ndarray):
+    """:func:`gamma_list` of many size pairs at once: ``(ok, b1_0, b2_0, d1, d2, k)`` arrays (``ok``: Gamma not empty).
+
+    Eq. 7's smallest ``b2 >= 0`` with ``S_1 | n - S_2 b2`` solves
+    ``S_2 b2 = n (mod S_1)``: with ``g = gcd(S_1, S_2)`` there is one iff
+    ``g | n``, and the smallest is ``(n / g) x mod (S_1 / g)`` where ``S_2 x
+    = g (mod S_1)`` (extended Euclid); it is below ``S_1 / g = d2 < d1``, so
+    it is the one :func:`gamma_list`'s loop finds when ``S_2 b2 <= n``.
+    """
+    s1 = np.asarray(s1, dtype=np.int64)
+    s2 = np.asarray(s2, dtype=np.int64)
+    # extended Euclid on (S2, S1), every pair together: old_r = g, S2 old_s = g (mod S1)
+    old_r, r = s2.copy(), s1.copy()
+    old_s, t = np.ones_like(s1), np.zeros_like(s1)
+    while r.any():
+        nz = r != 0
+        qt = np.where(nz, old_r // np.where(nz, r, 1), 0)
+        old_r, r = np.where(nz, r, old_r), np.where(nz, old_r - qt * r, r)
+        old_s, t = np.where(nz, t, old_s), np.where(nz, old_s - qt * t, t)
+    g = old_r
+    d1, d2 = s2 // g, s1 // g  # lcm / S1, lcm / S2
+    b2_0 = ((n // g) % d2) * (old_s % d2) % d2
+    ok = (n % g == 0) & (b2_0 <= n // s2)
+    b2_0 = np.where(ok, b2_0, 0)
+    b1_0 = np.where(ok, (n - s2 * b2_0) // s1, 0)
+    return ok, b1_0, b2_0, d1, d2, b1_0 // d1
+
+
+#: size pairs examined together by :func:`two_size_fast` (bounds its (pairs x values) arrays)
+PAIR_BLOCK = 2048
+
+
+def two_size_fast(counts: np.ndarray, fp: np.ndarray, max_size: int = 50,
+                  smallest: int | None = None) -> TwoSize | None:
+    """:func:`two_size`'s answer with the pairs of sizes examined together (numpy), or None.
+
+    The same setting as Algorithm 1 (a test checks it on random tables):
+    for each pair ``M <= S_1 < S_2 <= M'`` the first valid position of
+    ``Gamma(S_1, S_2)`` is found as :func:`_first_valid` finds it (FC(S_1)
+    by binary search, Lemma 7; the PC gaps of Lemma 8 in closed form; then
+    FC(S_2)), for a block of pairs at a time; the answer is the pair of
+    least loss, the first in Algorithm 1's order (smaller S_1, then smaller
+    S_2) among equals.  Algorithm 1's pruning (Lemma 6, eq. 11) only skips
+    pairs that cannot beat the best found so far, so it changes the time,
+    not the answer; it is left out here, and :func:`two_size` keeps it for
+    the experiments of §7.3 that time it.
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n = int(counts.sum())
+    if n == 0:
+        return None
+    m_low = max(min_size(counts, fp) if smallest is None else smallest, 1)
+    if m_low >= max_size:
+        return None
+    s1, s2 = np.triu_indices(max_size + 1, 1)  # Algorithm 1's order: S1, then S2
+    keep = s1 >= m_low
+    s1, s2 = s1[keep].astype(np.int64), s2[keep].astype(np.int64)
+    live = counts > 0
+    o = counts[live][None, :]  # (1, m): values that occur (the others add nothing to FC and make no PC gap)
+    cap = np.ascontiguousarray(caps(np.asarray(fp, float)[live], np.arange(max_size + 1)).T)  # (M' + 1, m)
+    best: TwoSize | None = None
+    for at in range(0, len(s1), PAIR_BLOCK):
+        found = _two_size_block(n, o, cap, s1[at:at + PAIR_BLOCK], s2[at:at + PAIR_BLOCK])
+        if found is not None and (best is None or found.loss < best.loss):
+            best = found
+    return best
+
+
+def _two_size_block(n: int, o: np.ndarray, cap: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> TwoSize | None:
+    """The first pair of least loss among these size pairs (in their order), or None (:func:`two_size_fast`)."""
+    ok, b1_0, b2_0, d1, d2, k = _gamma_all(n, s1, s2)
+    s1, s2, b1_0, b2_0, d1, d2, k = (a[ok] for a in (s1, s2, b1_0, b2_0, d1, d2, k))
+    if not len(s1):
+        return None
+    c1, c2 = cap[s1], cap[s2]  # (P, m)
+
+    def fc1(i: np.ndarray) -> np.ndarray:  # eq. 12 at position i of each pair
+        b1 = b1_0 - i * d1
+        return np.minimum(c1 * b1[:, None], o).sum(axis=1) >= s1 * b1
+
+    def fc2(i: np.ndarray) -> np.ndarray:  # eq. 13
+        b2 = b2_0 + i * d2
+        return np.minimum(c2 * b2[:, None], o).sum(axis=1) >= s2 * b2
+
+    # H(FC(S1)) is a suffix (Lemma 7): its first position, one binary search step for every pair at a time
+    lo, hi = np.zeros_like(k), k + 1
+    while True:
+        run = lo < hi
+        if not run.any():
+            break
+        mid = (lo + hi) // 2
+        holds = fc1(np.where(run, mid, 0))
+        hi = np.where(run & holds, mid, hi)
+        lo = np.where(run & ~holds, mid + 1, lo)
+    start = lo
+    alive = start <= k
+    alive &= fc2(np.minimum(start, k))  # H(FC(S2)) is a prefix; it must contain start
+    # PC gaps (Lemma 8), as _first_valid computes them with kmax = k
+    kk = k[:, None]
+    b1c, b2c, d1c, d2c = b1_0[:, None], b2_0[:, None], d1[:, None], d2[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(c1 > 0, np.floor_divide(c1 * b1c - o, np.maximum(c1 * d1c, 1)), -1)
+        q = np.where(c2 > 0, -np.floor_divide(-(o - c2 * b2c), np.maximum(c2 * d2c, 1)), kk + 1)
+    p = np.clip(p, -1, kk)
+    q = np.clip(q, 0, kk + 1)
+    base = c1 * b1c + c2 * b2c - o
+    slope = c2 * d2c - c1 * d1c
+    big = kk + 1
+    pos, neg = slope > 0, slope < 0
+    safe = np.where(slope == 0, 1, slope)
+    zero_fail = base < 0
+    fail_lo = np.where(pos, 0, np.where(neg, np.floor_divide(base, -safe) + 1, np.where(zero_fail, 0, big)))
+    fail_hi = np.where(pos, -np.floor_divide(base, safe) - 1, np.where(neg, big, np.where(zero_fail, big, -1)))
+    gap_lo = np.maximum(p + 1, fail_lo)
+    gap_hi = np.minimum(q - 1, fail_hi)  # <= k
+    gap_lo[gap_lo > gap_hi] = np.iinfo(np.int64).max  # an empty gap covers no position
+    # the first position from start on that no gap covers: the gaps in order of their first position
+    order = np.argsort(gap_lo, axis=1, kind="stable")
+    gap_lo = np.take_along_axis(gap_lo, order, axis=1)
+    gap_hi = np.take_along_axis(gap_hi, order, axis=1)
+    i = start
+    for a, b in zip(gap_lo.T, gap_hi.T):
+        i = np.where((a <= i) & (b >= i), b + 1, i)
+    alive &= i <= k
+    alive &= fc2(np.minimum(i, k))  # FC(S2) holds on a prefix: valid iff it holds there
+    if not alive.any():
+        return None
+    b1 = b1_0 - i * d1
+    b2 = b2_0 + i * d2
+    loss = np.where(alive, b1 * (s1 - 1) ** 2 + b2 * (s2 - 1) ** 2, np.iinfo(np.int64).max)
+    j = int(np.argmin(loss))  # the first pair of least loss
+    return TwoSize(int(s1[j]), int(b1[j]), int(s2[j]), int(b2[j]), int(loss[j]))
+
+
 def two_size_scan(counts: np.ndarray, fp: np.ndarray, max_size: int = 50) -> TwoSize | None:
     """The plain scan ("No-pruning", §7.3): every feasible pair of every (S_1, S_2), checked by Theorem 3."""
     counts = np.asarray(counts, dtype=np.int64)
@@ -465,9 +601,15 @@ class Bucketing:
         return self.loss / (n - 1) if n > 1 else 0.0
 
 
-def multi_size(counts: np.ndarray, fp: np.ndarray, max_size: int = 50) -> Bucketing:
-    """Algorithm 2 (MultiSizeBucketting): recurse TwoSizeBucketting while the loss drops."""
+def multi_size(counts: np.ndarray, fp: np.ndarray, max_size: int = 50, search=None) -> Bucketing:
+    """Algorithm 2 (MultiSizeBucketting): recurse TwoSizeBucketting while the loss drops.
+
+    ``search`` finds each two-size split: :func:`two_size_fast` by default,
+    or :func:`two_size` (Algorithm 1 pair by pair); both give the same
+    setting.
+    """
     t0 = time.perf_counter()
+    two_size = search or two_size_fast
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
     top = two_size(counts, fp, max_size)
@@ -488,11 +630,11 @@ def multi_size(counts: np.ndarray, fp: np.ndarray, max_size: int = 50) -> Bucket
     return Bucketing(tuple(leaves), "multi", time.perf_counter() - t0)
 
 
-def two_size_bucketing(counts: np.ndarray, fp: np.ndarray, max_size: int = 50) -> Bucketing:
-    """Algorithm 1's optimal two-size setting with the record partition of §4.3."""
+def two_size_bucketing(counts: np.ndarray, fp: np.ndarray, max_size: int = 50, search=None) -> Bucketing:
+    """Algorithm 1's optimal two-size setting with the record partition of §4.3 (``search``: as :func:`multi_size`)."""
     t0 = time.perf_counter()
     counts = np.asarray(counts, dtype=np.int64)
-    best = two_size(counts, fp, max_size)
+    best = (search or two_size_fast)(counts, fp, max_size)
     if best is None:
         raise _no_setting(max_size, counts, fp)
     t1, t2 = record_partition(counts, fp, best.s1, best.b1, best.s2, best.b2)
