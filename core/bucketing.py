@@ -866,6 +866,45 @@ def deal_positions(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarra
     return shuffle.permute(seed, "bucket/deal", sa, rank, np.asarray(total, dtype=np.int64)[sa])
 
 
+def deal_slots(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """Each record's slot in the table dealt value by value: ``first(x) + pi_x(rank)`` (``first(x)``: the
+    records of the values before x).
+
+    A permutation of ``0 .. n - 1`` (every record is dealt: ``total`` is
+    each value's count); like :func:`deal_positions` it does not depend on
+    the bucket setting, and :func:`slot_buckets` gives every slot's bucket
+    for a setting.
+    """
+    total = np.asarray(total, dtype=np.int64)
+    slot = deal_positions(seed, sa, rank, total)
+    slot += (np.cumsum(total) - total)[np.asarray(sa, dtype=np.int64)]
+    return slot
+
+
+def slot_buckets(plan: Bucketing) -> np.ndarray:
+    """The bucket of every slot of :func:`deal_slots`: :func:`assign_dealt` for all records at once, by slot.
+
+    In slot order the records of value x come in their dealing order, so
+    each (value, size class) is one run of slots: the class's positions
+    ``start(x) ..`` in that order, bucket ``p mod b`` (the same numbers
+    :func:`assign_dealt` computes record by record, with no search of the
+    class).  Needs a plan that deals every record of every value.
+    """
+    per, nb, _ = classes_by_size(plan)
+    k, m = per.shape
+    before = np.cumsum(per, axis=0) - per  # (k, m): the value's records dealt to earlier classes
+    start = np.cumsum(per, axis=1) - per  # (k, m): first class position of each value
+    run = per.T.ravel()  # runs by value, then class (the dealing order)
+    total = per.sum(axis=0)
+    n = int(total.sum())
+    out = np.arange(n, dtype=np.int64)
+    out -= np.repeat(np.cumsum(total) - total, total)  # the slot's place in its value's dealing order
+    out += np.repeat((start - before).T.ravel(), run)
+    out %= np.repeat(np.tile(nb, m), run)
+    out += np.repeat(np.tile(np.cumsum(nb) - nb, m), run)
+    return out
+
+
 def assign_dealt(plan: Bucketing, sa: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """:func:`assign_ranked` given each record's :func:`deal_positions`: its size class, then its bucket by RRA."""
     from . import shuffle

@@ -348,8 +348,40 @@ def relabel(seed: int, purpose: str, n: int) -> np.ndarray:
     """
     keys = _rng.words(seed, purpose, 0, int(n))
     out = np.empty(int(n), dtype=np.int64)
-    out[np.argsort(keys, kind="stable")] = np.arange(int(n), dtype=np.int64)
+    out[_stable_order(keys)] = np.arange(int(n), dtype=np.int64)
     return out
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of uint64 words, by sorting values instead of indices (faster).
+
+    Each word's low bits are replaced by its index, and the packed words
+    sorted: that orders by the high bits, then by index.  Words whose high
+    bits tie (a few in a million at 1.4M words) are put in order by their
+    full value, then index, within their run: the same order as the stable
+    argsort.
+    """
+    keys = np.asarray(keys, dtype=np.uint64)
+    n = len(keys)
+    bits = max(1, int(n - 1).bit_length())
+    if n < 2 or bits > 40:
+        return np.argsort(keys, kind="stable")
+    low = np.uint64((1 << bits) - 1)
+    packed = keys & ~low
+    packed |= np.arange(n, dtype=np.uint64)
+    packed.sort()
+    order = (packed & low).astype(np.int64)
+    packed >>= np.uint64(bits)  # the high bits, sorted
+    tie = packed[1:] == packed[:-1]
+    if tie.any():
+        run = np.zeros(n, dtype=bool)
+        run[1:] |= tie
+        run[:-1] |= tie
+        at = np.flatnonzero(run)
+        sub = order[at]
+        # within each run of equal high bits (kept in place: high bits first), by full word, then index
+        order[at] = sub[np.lexsort((sub, keys[sub], packed[at]))]
+    return order
 
 def _feistel_inverse(y: np.ndarray, h: np.ndarray, rk: np.ndarray, inv: np.ndarray) -> np.ndarray:
     """The inverse of one :func:`_feistel` pass (rounds in reverse: ``(L, R) <- (R ^ F_i(L), L)``)."""

@@ -117,3 +117,41 @@ def test_example3_with_the_fast_search():
     fp = 2 * o / 50 + 0.05
     best = bk.two_size_fast(o, fp, 50)
     assert (best.s1, best.b1, best.s2, best.b2) == (4, 9, 14, 1)  # seed 003 Example 3's setting
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 300), min_size=2, max_size=8).filter(lambda c: sum(c) > 0), st.floats(1, 16),
+       st.integers(4, 40), st.sampled_from(["two", "multi"]), st.integers(0, 2 ** 31 - 1))
+def test_slot_buckets_equal_the_record_by_record_dealing(counts, theta, max_size, method, seed):
+    """Every record's bucket through its slot equals :func:`assign_ranked`'s, and slots are a permutation."""
+    o = np.asarray(counts, dtype=np.int64)
+    fp = np.maximum(bk.fprime(o, theta, 0.02), o / o.sum())
+    try:
+        plan = bk.bucketize(o, fp, max_size, method)
+    except bk.NotEligible:
+        plan = bk.bucketize(o, np.ones(len(o)), 2, "two")  # f' = 1: any bucket is valid
+    sa = np.random.default_rng(seed % 1000).permutation(np.repeat(np.arange(len(o)), o))
+    rank = np.zeros(len(sa), dtype=np.int64)
+    for x in range(len(o)):
+        rank[sa == x] = np.arange(o[x])
+    slots = bk.deal_slots(seed, sa, rank, o)
+    assert np.array_equal(np.sort(slots), np.arange(len(sa)))
+    assert np.array_equal(bk.slot_buckets(plan)[slots], bk.assign_ranked(plan, seed, sa, rank))
+
+
+def test_relabel_order_is_the_stable_argsort():
+    """The packed sort of :func:`core.shuffle.relabel` orders as a stable argsort, ties in high bits and duplicates included."""
+    from core import rng as R
+    from core import shuffle
+
+    for n in (0, 1, 2, 3, 17, 5000, 300_000):
+        keys = R.words(3, "bucket/bid", 0, n)
+        assert np.array_equal(shuffle._stable_order(keys), np.argsort(keys, kind="stable"))
+    gen = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(gen.integers(2, 3000))
+        keys = gen.integers(0, 2 ** 64, n, dtype=np.uint64)
+        keys = keys >> np.uint64(gen.integers(0, 64)) << np.uint64(gen.integers(0, 64))  # many ties
+        if gen.random() < 0.5:
+            keys[gen.integers(0, n, n // 3)] = keys[0]  # exact duplicates: by index
+        assert np.array_equal(shuffle._stable_order(keys), np.argsort(keys, kind="stable"))

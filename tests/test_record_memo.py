@@ -160,7 +160,7 @@ def test_splu_release_is_the_same_with_and_without_the_tables(monkeypatch, raw):
 
 
 GROUP_SLIDES = [("bucketization", [{"theta": 4.0}, {"theta": 4.5}, {"theta": 8.0, "max_bucket": 60}],
-                 ("bucket/deal", 7)),
+                 ("bucket/slot", 7)),
                 ("mondrian", [{"beta": 0.1}, {"beta": 0.105}, {"beta": 0.2, "k": 30}], ("qi-groups",))]
 
 

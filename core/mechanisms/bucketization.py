@@ -58,6 +58,7 @@ MECHANISMS.md sections 4 and 6.
 from __future__ import annotations
 
 import math
+import threading
 from functools import lru_cache
 from typing import Any, Mapping
 
@@ -116,35 +117,50 @@ class BucketPlan(Plan):
     ``offset[combination] + rank`` (the value's combinations in their
     order, then input order): a different but equally uniform dealing.
 
-    ``positions`` (the local engine in the app only, :mod:`core.engine.memo`):
-    every record's :func:`core.bucketing.deal_positions`, kept between
-    moves of theta since they depend on the seed and the SA values only;
-    the plan then needs no rank (``rank_by=None``).  Dropped when the plan
-    is pickled (the Dask engine ranks the records itself).
+    ``slots`` (the local engine in the app only, :mod:`core.engine.memo`):
+    every record's :func:`core.bucketing.deal_slots`, kept between moves
+    of theta since they depend on the seed and the SA values only; the
+    plan then needs no rank (``rank_by=None``), and a record's bucket is
+    its slot's (:func:`core.bucketing.slot_buckets`, computed once for the
+    whole table when the first batch is applied).  Dropped when the plan is
+    pickled (the Dask engine ranks the records itself).
     """
 
     def __init__(self, seed: int, setting: bk.Bucketing, bid: np.ndarray, offset: np.ndarray | None = None,
-                 positions: np.ndarray | None = None, **fields):
-        rank_by = "qi_sa" if offset is not None else None if positions is not None else "sa"
+                 slots: np.ndarray | None = None, **fields):
+        rank_by = "qi_sa" if offset is not None else None if slots is not None else "sa"
         super().__init__(seed=seed, rank_by=rank_by, table="qit", labels={"bid": None}, **fields)
-        self.setting, self.bid, self.offset, self.positions = setting, bid, offset, positions
+        self.setting, self.bid, self.offset, self.slots = setting, bid, offset, slots
+        self._by_slot = None
+        self._lock = threading.Lock()
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        if state.get("positions") is not None:
-            state["positions"], state["rank_by"] = None, "sa"
+        state["_by_slot"], state["_lock"] = None, None
+        if state.get("slots") is not None:
+            state["slots"], state["rank_by"] = None, "sa"
         return state
 
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def _slot_bids(self) -> np.ndarray:
+        """Every slot's published bucket id (made once, by the first batch's thread)."""
+        with self._lock:
+            if self._by_slot is None:
+                self._by_slot = self.bid[bk.slot_buckets(self.setting)]
+        return self._by_slot
+
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
-        if self.positions is not None:
-            pos = self.positions[chunk.start:chunk.stop]
-            return {"bid": self.bid[bk.assign_dealt(self.setting, chunk.sa, pos)]}
+        if self.slots is not None:
+            return {"bid": self._slot_bids()[self.slots[chunk.start:chunk.stop]]}
         rank = chunk.rank if self.offset is None else self.offset[chunk.key] + chunk.rank
         return {"bid": self.bid[bk.assign_ranked(self.setting, self.seed, chunk.sa, rank)]}
 
 
-def _dealing_positions(summary, seed: int, total: np.ndarray) -> np.ndarray | None:
-    """Every record's :func:`core.bucketing.deal_positions`, from the app's memo (None without one).
+def _dealing_slots(summary, seed: int, total: np.ndarray) -> np.ndarray | None:
+    """Every record's :func:`core.bucketing.deal_slots`, from the app's memo (None without one).
 
     Computed once per table and seed for the whole table (ranks by SA in
     input order, as the engine counts them), in the narrowest unsigned type.
@@ -157,9 +173,9 @@ def _dealing_positions(summary, seed: int, total: np.ndarray) -> np.ndarray | No
     def compute():
         sa = np.asarray(data.sa_codes)
         rank, _ = ranks(np.asarray(sa, dtype=np.int64), int(data.m))
-        return _memo.narrow(bk.deal_positions(seed, sa, rank, total), max(1, int(data.n)))
+        return _memo.narrow(bk.deal_slots(seed, sa, rank, total), max(1, int(data.n)))
 
-    return memo(("bucket/deal", int(seed)), compute)
+    return memo(("bucket/slot", int(seed)), compute)
 
 
 def _sorted_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: int
@@ -391,12 +407,12 @@ class Bucketization(Mechanism):
                                 "being left in their buckets." if short else "."))
             published["fakes"] = values.get("fakes", "random")
         # the search's wall-clock time is shown on the page but kept out of the manifest: same seed, same bytes
-        positions = None
+        slots = None
         if offset is None:
             total = bk.classes_by_size(pl)[0].sum(axis=0)  # every record of a value is dealt: its count
             if np.array_equal(total, sa_counts):
-                positions = _dealing_positions(summary, seed, total)
-        return BucketPlan(seed, pl, relabel, offset, positions, tables={"st": st}, published=published, privacy=privacy,
+                slots = _dealing_slots(summary, seed, total)
+        return BucketPlan(seed, pl, relabel, offset, slots, tables={"st": st}, published=published, privacy=privacy,
                           notes=tuple(notes), rows_out=n,
                           state={"search_seconds": pl.seconds, "fake_bucket": fake_g, "fake_value": fake_x})
 
