@@ -444,34 +444,88 @@ def test_combos_merged_from_partitions_are_the_whole_tables():
         np.testing.assert_array_equal(got, want)
 
 
+def _alternate_forms(monkeypatch):
+    """Make part_task keep its parts in turn as distinct rows and as columns (both forms in one table)."""
+    calls = []
+
+    def kept(cols, names):
+        calls.append(1)
+        return dk.distinct_rows(cols, names) if len(calls) % 2 else ({c: cols[c] for c in names}, None)
+
+    monkeypatch.setattr(dk, "kept_rows", kept)
+    return calls
+
+
+@pytest.mark.parametrize("form", ["columns", "distinct", "mixed"])
 @pytest.mark.parametrize("mech", ["anatomy", "bucketization"])
 def test_a_table_written_as_csv_is_neither_merged_nor_expanded_on_the_client(table_dir, tmp_path, capsys,
-                                                                              monkeypatch, mech):
-    """Several tables (CSV each): the client keeps each part's distinct rows as they are (Anatomy's QIT at 100M
-    rows cost 19 GB sorted and grouped again, then expanded for the manifest) and writes the same files."""
+                                                                              monkeypatch, small_parts, mech, form):
+    """Several tables (CSV each): the client keeps each part as it is, its columns or its distinct rows and
+    counts (Anatomy's QIT at 100M rows cost 19 GB sorted and grouped again, then expanded for the manifest),
+    never merged or expanded, and writes the local engine's files, manifest (and its verdict) included."""
     rc, _, err = _sanitize(capsys, table_dir, tmp_path / "local", mech)
     assert rc == 0, err
+    calls = []
+    if form == "mixed":
+        calls = _alternate_forms(monkeypatch)
+    else:  # no part is distinct enough for its columns / every part is
+        monkeypatch.setattr(dk, "DISTINCT_SHARE", 1.0 if form == "distinct" else -1.0)
     merged, expanded, kept = [], [], []
-    real_merge, real_item, real_init = dk.merge_distinct, dk.SummaryTable._expand, dk.SummaryTable.__init__
+    real_merge, real_item, real_joined = dk.merge_distinct, dk.SummaryTable._expand, dk.joined_table
     monkeypatch.setattr(dk, "merge_distinct", lambda *a, **k: merged.append(1) or real_merge(*a, **k))
     monkeypatch.setattr(dk.SummaryTable, "_expand", lambda t, n: expanded.append(n) or real_item(t, n))
-    monkeypatch.setattr(dk.SummaryTable, "__init__", lambda t, *a, **k: kept.append(t) or real_init(t, *a, **k))
+    monkeypatch.setattr(dk, "joined_table", lambda *a: kept.append(real_joined(*a)) or kept[-1])
     rc, _, err = _sanitize(capsys, table_dir, tmp_path / "dask", mech, "--engine", "dask", "--partition-rows", 500)
     assert rc == 0, err
-    assert _files(tmp_path / "dask").keys() == _files(tmp_path / "local").keys()
-    for name, data in _files(tmp_path / "local").items():
-        if name != "_manifest.json":
-            assert _files(tmp_path / "dask")[name] == data, name
+    assert _files(tmp_path / "dask") == _files(tmp_path / "local")
     assert merged == [] and expanded == []
-    # the table's rows with their counts: every record once, its rows distinct within each part only
-    (table,) = kept
+    ((table, bounds),) = kept
     qit = pd.read_csv(tmp_path / "local" / "qit.csv")
-    assert len(table) == len(qit) > 2000 and int(table.count.min()) >= 1
-    # its rows with their counts are the file's rows with theirs
-    rows = pd.DataFrame({c: table.distinct[c] for c in table.names}).assign(n=table.count)
+    assert len(table) == len(qit) == bounds[-1] > 2000 and len(bounds) > 3
+    if form == "columns":  # the local engine's table: its columns in published order
+        assert not isinstance(table, dk.SummaryTable)
+        for c in qit.columns:
+            labels = table.labels.get(c)
+            got = np.asarray(labels)[table.columns[c]] if labels is not None else table.columns[c]
+            assert pd.Series(got).astype(str).tolist() == qit[c].astype(str).tolist(), c
+        return
+    # distinct rows with their counts: every record once, its rows distinct within each part only
+    assert isinstance(table, dk.SummaryTable) and int(table.count.min()) >= 1
+    assert form != "mixed" or len(calls) == len(bounds) - 1 >= 3  # parts in both forms
+    rows = pd.DataFrame({c: table.distinct[c] for c in table.names})
     labelled = {c: np.asarray(table.labels[c])[rows[c]] if table.labels.get(c) is not None else rows[c]
                 for c in table.names}
     got = pd.DataFrame(labelled).assign(n=table.count).groupby(table.names)["n"].sum().sort_index()
     want = qit.astype(str).groupby(table.names).size().sort_index()
     got.index = got.index.set_levels([lv.astype(str) for lv in got.index.levels])
     assert got.sort_index().tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("mech", ["anatomy", "sdr", "splu"])
+def test_plans_ranking_by_sa_value_count_no_combinations(table_dir, tmp_path, capsys, monkeypatch, mech):
+    """Ranks by SA value need the SA codes only: counting the QI x SA combinations on the cluster first (as the
+    local engine never did) was a pass over every record, 51 s of CPU for Anatomy at 100M rows."""
+    counted = []  # (a spy on the task itself would run on a pickled copy)
+    real = dk.ClusterCombos.combos
+    monkeypatch.setattr(dk.ClusterCombos, "combos", property(lambda c: counted.append(1) or real.fget(c)))
+    rc, _, err = _sanitize(capsys, table_dir, tmp_path / "local", mech)
+    assert rc == 0, err
+    rc, _, err = _sanitize(capsys, table_dir, tmp_path / "dask", mech, "--engine", "dask", "--partition-rows", 500)
+    assert rc == 0, err
+    assert counted == []
+    assert _files(tmp_path / "dask") == _files(tmp_path / "local")
+
+
+def test_each_bucket_owns_its_memory():
+    """A partition's buckets are arrays of their own, not views of one gathered array, so each goes as soon as its
+    part is written (at 100M rows Anatomy held every partition's result until the last part: 78 bytes a row)."""
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 2**63, 5000, dtype=np.uint64) * np.uint64(2)
+    cols = {"a": rng.integers(0, 9, 5000).astype(np.uint8), "gid": np.arange(5000, dtype=np.int32)}
+    buckets = dk.split_buckets(keys, cols, 3)
+    assert len(buckets) == 8 and sum(len(b["_key"]) for b in buckets) == 5000
+    for i, b in enumerate(buckets):
+        assert (b["_key"] >> np.uint64(61) == i).all() and (np.diff(b["gid"]) > 0).all()  # input order kept
+        assert np.array_equal(b["a"], cols["a"][b["gid"]]) and b["a"].dtype == np.uint8
+        for other in buckets[i + 1:]:
+            assert not any(np.shares_memory(b[c], other[c]) for c in b)

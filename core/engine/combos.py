@@ -309,6 +309,31 @@ class Combos:
         raise ValueError(f"unknown rank key {rank_by!r}")
 
 
+class SaKeys:
+    """The rank keys of a plan that ranks records by SA value (``rank_by="sa"``): the SA codes themselves.
+
+    Such a plan (SPLU-Gen, SDR, Anatomy, bucketization) needs no
+    combinations to rank records, so both engines rank with this instead
+    of :meth:`Combos.key_of`, which would group the whole table first.
+    """
+
+    def __init__(self, m: int):
+        self.m = int(m)
+
+    def key_of(self, rank_by: str | None, qi_codes: Sequence[np.ndarray], sa_codes: np.ndarray
+               ) -> tuple[np.ndarray, int]:
+        if rank_by != "sa":
+            raise ValueError(f"SaKeys ranks by SA value only, not {rank_by!r}")
+        return np.asarray(sa_codes, dtype=np.int64), self.m
+
+
+def rank_keys(rank_by: str | None, m: int, combos) -> "Combos | SaKeys | None":
+    """What ranks records for ``rank_by``: nothing, :class:`SaKeys`, or the combinations (``combos()``, built now)."""
+    if rank_by is None:
+        return None
+    return SaKeys(m) if rank_by == "sa" else combos()
+
+
 class LazyCombos:
     """A table's summary that computes the combinations only when a plan reads them.
 

@@ -69,6 +69,7 @@ import numpy as np
 
 from ..errors import DataError, clip
 from ..table import check_choice
+from .combos import rank_keys
 
 #: rows per partition (whole row groups) unless --partition-rows says otherwise
 PARTITION_ROWS = 2_000_000
@@ -356,8 +357,10 @@ def split_buckets(keys: np.ndarray, columns: Mapping[str, np.ndarray], bits: int
     bucket = (keys >> np.uint64(64 - bits)).astype(np.uint16 if bits <= 16 else np.uint32)
     order = np.argsort(bucket, kind="stable")  # a radix sort for 16-bit buckets (at most 2**16 parts)
     edges = np.concatenate([[0], np.cumsum(np.bincount(bucket, minlength=1 << bits))])
-    gathered = {"_key": keys[order], **{k: np.asarray(v)[order] for k, v in columns.items()}}
-    return [{k: v[edges[b]:edges[b + 1]] for k, v in gathered.items()} for b in range(1 << bits)]
+    columns = {"_key": keys, **{k: np.asarray(v) for k, v in columns.items()}}
+    # each bucket gathered into arrays of its own (not views of one gathered array): a bucket's memory goes
+    # as soon as its part is written, not when the last part of the release is
+    return [{k: v[order[edges[b]:edges[b + 1]]] for k, v in columns.items()} for b in range(1 << bits)]
 
 
 def bucket_task(result, b: int) -> dict[str, np.ndarray]:
@@ -394,7 +397,33 @@ def part_task(pieces: Sequence[dict[str, np.ndarray]], names: Sequence[str], lab
                 if i == 0 and not header:
                     chunk = chunk[len(head):]
                 fh.write(chunk)
-    return distinct_rows(cols, names)
+    return kept_rows(cols, names)
+
+
+#: rows of a CSV part that decide how the client keeps it (:func:`kept_rows`), and the share of them that must be
+#: distinct for its columns to be kept as they are
+PROBE_ROWS = 1 << 16
+DISTINCT_SHARE = 0.25
+
+
+def kept_rows(cols: Mapping[str, np.ndarray], names: Sequence[str]):
+    """What the client keeps of a part written as CSV: ``(distinct rows, counts)``, or ``(columns, None)``.
+
+    Distinct rows pay when rows repeat (Mondrian's generalised table: many
+    records a row); a table of nearly distinct rows (Anatomy's QIT: exact
+    QI values and a group id) would cost a sort of every row and more
+    bytes than its columns (an 8-byte count beside each row), so a part
+    whose first :data:`PROBE_ROWS` rows (in published order, a random
+    sample of the part) are more than :data:`DISTINCT_SHARE` distinct
+    keeps its columns, in published order, as the local engine does.
+    Either form gives every reader the same answers.
+    """
+    n = len(cols[names[0]]) if len(names) else 0
+    if n:
+        _, probe = distinct_rows({c: cols[c][:PROBE_ROWS] for c in names}, names)
+        if len(probe) <= DISTINCT_SHARE * min(n, PROBE_ROWS):
+            return distinct_rows(cols, names)
+    return {c: cols[c] for c in names}, None
 
 
 # ---------------------------------------------------------------- cluster
@@ -1169,7 +1198,8 @@ def run_plan(client, bound: Bound, plan, summary, token: str, rows_only: bool = 
     from .local import parts_bits
 
     bits = None if rows_only else parts_bits(bound.n)
-    combos = getattr(summary, "combos", summary) if plan.rank_by is not None else None  # key_of needs them
+    # the ranks' keys: SA values need no combinations (counting them on the cluster is a pass over every record)
+    combos = rank_keys(plan.rank_by, bound.m, lambda: getattr(summary, "combos", summary))
     [plan_f, summary_f] = client.scatter([plan, combos], broadcast=True, hash=False)
     befores: list = [None] * len(bound.encoded)
     if plan.rank_by is not None:
@@ -1249,6 +1279,11 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         bound.encoded = []  # each partition's codes are freed once its plan has been applied
         summary.release()
         tallies = [client.submit(tally_task, r, key=f"tally-{token}-{i}") for i, r in enumerate(results)]
+        buckets = None
+        if plan.table is not None:  # every bucket its own future, so that a result goes once it is cut
+            buckets = [[client.submit(bucket_task, r, b, key=f"bucket-{token}-{b}-{i}") for i, r in enumerate(results)]
+                       for b in range(1 << bits)]
+        del results
         # as core.release.write: one table -> a Parquet dataset; several -> one CSV each
         several = len(plan.tables) + (plan.table is not None) > 1
         bounds = None
@@ -1258,28 +1293,14 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             fmt = "csv" if several else "parquet"
             paths = [tmp / (_write.part_name(b) if fmt == "parquet" else f".{plan.table}.{b:05d}.csv")
                      for b in range(1 << bits)]
-            parts = []
-            for b, path in enumerate(paths):
-                pieces = [client.submit(bucket_task, r, b, key=f"bucket-{token}-{b}-{i}")
-                          for i, r in enumerate(results)]
-                parts.append(client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0,
-                                           key=f"part-{token}-{b}"))
+            parts = [client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0, key=f"part-{token}-{b}")
+                     for b, (path, pieces) in enumerate(zip(paths, buckets))]
+            buckets = None  # a part's pieces are held by its task only, and go when it is written
             rows = client.gather(parts)
-            del parts, pieces
+            del parts
             if fmt == "csv":
-                bounds = np.concatenate([[0], np.cumsum([int(c.sum()) for _, c in rows])])
-                # each part's distinct rows side by side, not merged into the table's: the same row may then
-                # appear once per part, which changes no count (every reader weights a row by its count), and
-                # a table of nearly distinct rows (Anatomy's QIT: QI values and a group id) is not sorted
-                # and grouped again on the client (at 100M rows that took 19 GB)
-                count = np.concatenate([c for _, c in rows]).astype(np.int64) if rows else np.zeros(0, np.int64)
-                distinct = {}
-                for c in names:
-                    distinct[c] = np.concatenate([d[c] for d, _ in rows]) if rows else np.zeros(0, np.int64)
-                    for d, _ in rows:
-                        d[c] = None  # each part's copy goes as soon as it is joined
+                tables[plan.table], bounds = joined_table(rows, names, labels)
                 del rows
-                tables[plan.table] = SummaryTable(names, distinct, count, labels)
             else:
                 bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
                 tables[plan.table] = PartsTable(names, labels, tmp, [p.name for p in paths], int(bounds[-1]))
@@ -1295,7 +1316,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                 written += [out / p.name for p in paths]
         for t in client.gather(tallies):
             totals = add_tallies(totals, t)
-        del results, tallies
+        del tallies
         stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
         published = plan.published_result(tables, totals)
         release = build_release(mech, data, values, seed, published, parts=bounds)
@@ -1358,6 +1379,37 @@ def build_release(mech, data: SummaryData, values: Mapping[str, Any], seed: int,
     if type(mech).guarantee is Mechanism.guarantee:
         return release
     return dataclasses.replace(release, verdict=mech.guarantee(data, values, release))
+
+
+def joined_table(rows: list, names: Sequence[str], labels: Mapping[str, Any]):
+    """The per-record table of a release written as CSV parts, from what :func:`kept_rows` kept of each, and the
+    parts' row bounds.
+
+    Parts that all kept their columns make the local engine's
+    :class:`~core.release.CodedTable` (published order); otherwise a
+    :class:`SummaryTable` of each part's distinct rows side by side (a part
+    that kept its columns counts each row once), not merged into the
+    table's: the same row may then appear once per part, which changes no
+    count (every reader weights a row by its count), and nothing is sorted
+    and grouped again on the client.  Each part's copy goes as soon as it
+    is joined.
+    """
+    from ..release import CodedTable
+
+    kept = [len(part[names[0]]) if len(names) else 0 for part, _ in rows]  # rows each part kept
+    sizes = [k if counts is None else int(counts.sum()) for k, (_, counts) in zip(kept, rows)]  # records written
+    bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    whole = all(counts is None for _, counts in rows)
+    count = None if whole else np.concatenate(
+        [np.ones(k, np.int64) if counts is None else counts for k, (_, counts) in zip(kept, rows)]).astype(np.int64)
+    joined = {}
+    for name in names:
+        joined[name] = np.concatenate([part[name] for part, _ in rows]) if rows else np.zeros(0, np.int64)
+        for part, _ in rows:
+            part[name] = None
+    if whole:
+        return CodedTable(columns=joined, labels=dict(labels)), bounds
+    return SummaryTable(names, joined, count, labels), bounds
 
 
 def rows_task(result):

@@ -34,7 +34,7 @@ import numpy as np
 
 from .. import rng as _rng
 from ..release import CodedTable, Published
-from .combos import Combos, LazyCombos
+from .combos import Combos, LazyCombos, rank_keys
 from .protocol import Chunk, Plan, add_tallies, ranks
 
 #: records per batch by default (about 40 MB of codes and draws per batch on a census table)
@@ -178,19 +178,15 @@ def chunks(data, plan: Plan, batch_rows: int | None = None, combos: Combos | Non
     batch = int(batch_rows or DEFAULT_BATCH)
     if batch < 1:
         raise ValueError("batch_rows must be at least 1")
-    if plan.rank_by in ("qi", "qi_sa") and combos is None:
-        combos = Combos.of(data)
+    keys = rank_keys(plan.rank_by, data.m, lambda: Combos.of(data) if combos is None else combos)
     before = None
     for start in range(0, n, batch):
         stop = min(n, start + batch)
         qi = tuple(c[start:stop] for c in data.qi_codes)
         sa = data.sa_codes[start:stop]
         key = rank = None
-        if plan.rank_by == "sa":
-            key, n_keys = np.asarray(sa, dtype=np.int64), data.m
-        elif plan.rank_by is not None:
-            key, n_keys = combos.key_of(plan.rank_by, qi, sa)
-        if key is not None:
+        if keys is not None:
+            key, n_keys = keys.key_of(plan.rank_by, qi, sa)
             if before is None:
                 before = np.zeros(n_keys, dtype=np.int64)
             rank, counts = ranks(key, n_keys, before)
