@@ -412,6 +412,8 @@ def _gamma_all(n: int, s1: np.ndarray, s2: np.ndarray):
 
 #: size pairs examined together by :func:`two_size_fast` (bounds its (pairs x values) arrays)
 PAIR_BLOCK = 2048
+#: pairs of least first loss :func:`two_size_fast` examines first, to bound the others' losses (eq. 11)
+FIRST_PAIRS = 32
 
 
 def two_size_fast(counts: np.ndarray, fp: np.ndarray, max_size: int = 50,
@@ -424,10 +426,14 @@ def two_size_fast(counts: np.ndarray, fp: np.ndarray, max_size: int = 50,
     by binary search, Lemma 7; the PC gaps of Lemma 8 in closed form; then
     FC(S_2)), for a block of pairs at a time; the answer is the pair of
     least loss, the first in Algorithm 1's order (smaller S_1, then smaller
-    S_2) among equals.  Algorithm 1's pruning (Lemma 6, eq. 11) only skips
-    pairs that cannot beat the best found so far, so it changes the time,
-    not the answer; it is left out here, and :func:`two_size` keeps it for
-    the experiments of §7.3 that time it.
+    S_2) among equals.  Loss-based pruning (Lemma 6, eq. 11) with a bound
+    found first: the :data:`FIRST_PAIRS` pairs whose first feasible pair
+    loses least are examined first; of the others only those whose first
+    feasible pair loses at most the best loss found, each up to the last
+    position whose loss is at most that (eq. 11), can give the answer or
+    tie with it.  Pruning changes the time only, not the answer;
+    :func:`two_size` keeps Algorithm 1's own order for the experiments of
+    §7.3 that time it.
     """
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
@@ -439,35 +445,61 @@ def two_size_fast(counts: np.ndarray, fp: np.ndarray, max_size: int = 50,
     s1, s2 = np.triu_indices(max_size + 1, 1)  # Algorithm 1's order: S1, then S2
     keep = s1 >= m_low
     s1, s2 = s1[keep].astype(np.int64), s2[keep].astype(np.int64)
+    ok, b1_0, b2_0, d1, d2, k = _gamma_all(n, s1, s2)
+    idx = np.flatnonzero(ok)  # each pair's place in Algorithm 1's order (ties go to the first)
+    pairs = np.stack([a[ok] for a in (s1, s2, b1_0, b2_0, d1, d2, k)])  # (7, P)
+    if not len(idx):
+        return None
+    s1, s2, b1_0, b2_0 = pairs[:4]
+    loss0 = b1_0 * (s1 - 1) ** 2 + b2_0 * (s2 - 1) ** 2  # each pair's least loss (Lemma 5)
     live = counts > 0
     o = counts[live][None, :]  # (1, m): values that occur (the others add nothing to FC and make no PC gap)
     cap = np.ascontiguousarray(caps(np.asarray(fp, float)[live], np.arange(max_size + 1)).T)  # (M' + 1, m)
-    best: TwoSize | None = None
-    for at in range(0, len(s1), PAIR_BLOCK):
-        found = _two_size_block(n, o, cap, s1[at:at + PAIR_BLOCK], s2[at:at + PAIR_BLOCK])
-        if found is not None and (best is None or found.loss < best.loss):
-            best = found
-    return best
+    found = []  # (place, loss, b1, b2, s1, s2) of each pair's first valid position
 
+    def examine(sel: np.ndarray, kmax: np.ndarray) -> None:
+        for at in range(0, len(sel), PAIR_BLOCK):
+            part = sel[at:at + PAIR_BLOCK]
+            got = _first_valid_all(o, cap, pairs[:, part], kmax[at:at + PAIR_BLOCK])
+            if got is not None:
+                where, b1, b2, loss = got
+                found.append((idx[part][where], loss, b1, b2, pairs[0, part][where], pairs[1, part][where]))
 
-def _two_size_block(n: int, o: np.ndarray, cap: np.ndarray, s1: np.ndarray, s2: np.ndarray) -> TwoSize | None:
-    """The first pair of least loss among these size pairs (in their order), or None (:func:`two_size_fast`)."""
-    ok, b1_0, b2_0, d1, d2, k = _gamma_all(n, s1, s2)
-    s1, s2, b1_0, b2_0, d1, d2, k = (a[ok] for a in (s1, s2, b1_0, b2_0, d1, d2, k))
-    if not len(s1):
+    first = np.argsort(loss0, kind="stable")[:FIRST_PAIRS]
+    examine(np.sort(first), pairs[6, np.sort(first)])
+    rest = np.ones(len(idx), dtype=bool)
+    rest[first] = False
+    if found:
+        bound = min(int(f[1].min()) for f in found)
+        rest &= loss0 <= bound
+        sel = np.flatnonzero(rest)
+        step = pairs[5, sel] * (pairs[1, sel] - 1) ** 2 - pairs[4, sel] * (pairs[0, sel] - 1) ** 2  # > 0 (Lemma 5)
+        examine(sel, np.minimum(pairs[6, sel], (bound - loss0[sel]) // step))  # eq. 11
+    else:
+        sel = np.flatnonzero(rest)
+        examine(sel, pairs[6, sel])
+    if not found:
         return None
+    place, loss, b1, b2, a1, a2 = (np.concatenate(c) for c in zip(*found))
+    j = int(np.lexsort((place, loss))[0])  # least loss, then first in Algorithm 1's order
+    return TwoSize(int(a1[j]), int(b1[j]), int(a2[j]), int(b2[j]), int(loss[j]))
+
+
+def _first_valid_all(o: np.ndarray, cap: np.ndarray, pairs: np.ndarray, kmax: np.ndarray):
+    """:func:`_first_valid` of many size pairs at once: ``(which, b1, b2, loss)`` of those with a valid
+    position in ``0 .. kmax``, or None.
+
+    ``pairs`` holds rows ``s1, s2, b1_0, b2_0, d1, d2, k`` (:func:`_gamma_all`).
+    """
+    s1, s2, b1_0, b2_0, d1, d2, _ = pairs
     c1, c2 = cap[s1], cap[s2]  # (P, m)
 
     def fc1(i: np.ndarray) -> np.ndarray:  # eq. 12 at position i of each pair
         b1 = b1_0 - i * d1
         return np.minimum(c1 * b1[:, None], o).sum(axis=1) >= s1 * b1
 
-    def fc2(i: np.ndarray) -> np.ndarray:  # eq. 13
-        b2 = b2_0 + i * d2
-        return np.minimum(c2 * b2[:, None], o).sum(axis=1) >= s2 * b2
-
     # H(FC(S1)) is a suffix (Lemma 7): its first position, one binary search step for every pair at a time
-    lo, hi = np.zeros_like(k), k + 1
+    lo, hi = np.zeros_like(kmax), kmax + 1
     while True:
         run = lo < hi
         if not run.any():
@@ -476,11 +508,16 @@ def _two_size_block(n: int, o: np.ndarray, cap: np.ndarray, s1: np.ndarray, s2: 
         holds = fc1(np.where(run, mid, 0))
         hi = np.where(run & holds, mid, hi)
         lo = np.where(run & ~holds, mid + 1, lo)
-    start = lo
-    alive = start <= k
-    alive &= fc2(np.minimum(start, k))  # H(FC(S2)) is a prefix; it must contain start
-    # PC gaps (Lemma 8), as _first_valid computes them with kmax = k
-    kk = k[:, None]
+    which = np.flatnonzero(lo <= kmax)
+    # H(FC(S2)) is a prefix; it must contain start
+    which = which[fc2_at(c2[which], o, s2[which], b2_0[which] + lo[which] * d2[which])]
+    if not len(which):
+        return None
+    # only the pairs still alive from here on: PC gaps (Lemma 8), as _first_valid computes them
+    start, kmax = lo[which], kmax[which]
+    s1, s2, b1_0, b2_0, d1, d2 = (a[which] for a in (s1, s2, b1_0, b2_0, d1, d2))
+    c1, c2 = c1[which], c2[which]
+    kk = kmax[:, None]
     b1c, b2c, d1c, d2c = b1_0[:, None], b2_0[:, None], d1[:, None], d2[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.where(c1 > 0, np.floor_divide(c1 * b1c - o, np.maximum(c1 * d1c, 1)), -1)
@@ -496,7 +533,7 @@ def _two_size_block(n: int, o: np.ndarray, cap: np.ndarray, s1: np.ndarray, s2: 
     fail_lo = np.where(pos, 0, np.where(neg, np.floor_divide(base, -safe) + 1, np.where(zero_fail, 0, big)))
     fail_hi = np.where(pos, -np.floor_divide(base, safe) - 1, np.where(neg, big, np.where(zero_fail, big, -1)))
     gap_lo = np.maximum(p + 1, fail_lo)
-    gap_hi = np.minimum(q - 1, fail_hi)  # <= k
+    gap_hi = np.minimum(q - 1, fail_hi)  # <= kmax
     gap_lo[gap_lo > gap_hi] = np.iinfo(np.int64).max  # an empty gap covers no position
     # the first position from start on that no gap covers: the gaps in order of their first position
     order = np.argsort(gap_lo, axis=1, kind="stable")
@@ -505,15 +542,19 @@ def _two_size_block(n: int, o: np.ndarray, cap: np.ndarray, s1: np.ndarray, s2: 
     i = start
     for a, b in zip(gap_lo.T, gap_hi.T):
         i = np.where((a <= i) & (b >= i), b + 1, i)
-    alive &= i <= k
-    alive &= fc2(np.minimum(i, k))  # FC(S2) holds on a prefix: valid iff it holds there
-    if not alive.any():
+    ok = i <= kmax
+    ok[ok] = fc2_at(c2[ok], o, s2[ok], b2_0[ok] + i[ok] * d2[ok])  # FC(S2) holds on a prefix: valid iff there
+    if not ok.any():
         return None
+    i, s1, s2, b1_0, b2_0, d1, d2, which = (a[ok] for a in (i, s1, s2, b1_0, b2_0, d1, d2, which))
     b1 = b1_0 - i * d1
     b2 = b2_0 + i * d2
-    loss = np.where(alive, b1 * (s1 - 1) ** 2 + b2 * (s2 - 1) ** 2, np.iinfo(np.int64).max)
-    j = int(np.argmin(loss))  # the first pair of least loss
-    return TwoSize(int(s1[j]), int(b1[j]), int(s2[j]), int(b2[j]), int(loss[j]))
+    return which, b1, b2, b1 * (s1 - 1) ** 2 + b2 * (s2 - 1) ** 2
+
+
+def fc2_at(c2: np.ndarray, o: np.ndarray, s2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """Eq. 13 (FC of the second size class) of each pair at its ``b2``."""
+    return np.minimum(c2 * b2[:, None], o).sum(axis=1) >= s2 * b2
 
 
 def two_size_scan(counts: np.ndarray, fp: np.ndarray, max_size: int = 50) -> TwoSize | None:

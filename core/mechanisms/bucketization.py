@@ -344,11 +344,12 @@ class Bucketization(Mechanism):
             pick = np.argsort(keys, axis=1, kind="stable")[:, :sigma]
             fake_g = np.repeat(np.arange(n_buckets), sigma)
             fake_x = pick.ravel()
-        all_g = np.concatenate([st_g, fake_g])
-        all_x = np.concatenate([st_x, fake_x])
-        all_c = np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)])
-        bid_col, x_col, c_col = _sorted_cells(all_g, all_x, all_c, n_buckets, m)  # by (bucket, value)
-        del all_g, all_x, all_c
+        cells = (st_g, st_x, st_c)
+        if len(fake_g):  # (no copy of the 4.7M cells of census 5M without fakes)
+            cells = (np.concatenate([st_g, fake_g]), np.concatenate([st_x, fake_x]),
+                     np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)]))
+        bid_col, x_col, c_col = _sorted_cells(*cells, n_buckets, m)  # by (bucket, value)
+        del cells
         st = CodedTable(
             columns={"bid": bid_col, sa_name: x_col, "count": c_col},
             labels={"bid": None, sa_name: sa_labels, "count": None},
