@@ -39,6 +39,7 @@ shared, and the times move with it.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
@@ -127,9 +128,10 @@ def median_of(cmd, repeat: int, env=None, before=None) -> dict:
     return summarise(runs)
 
 
-def medians_interleaved(cmds: dict, repeat: int, envs: dict, before=None) -> dict:
+def medians_interleaved(cmds: dict, repeat: int, envs: dict, before=None, after=None) -> dict:
     """``{name: median_of(cmd)}`` with the runs interleaved (a, b, a, b, ...), so a change in the machine's
-    load falls on every engine alike rather than on whichever ran during it."""
+    load falls on every engine alike rather than on whichever ran during it.  ``after()`` (e.g. the release's
+    digest) is kept with each run, untimed."""
     runs: dict = {name: [] for name in cmds}
     failed: dict = {}
     for _ in range(repeat):
@@ -142,8 +144,21 @@ def medians_interleaved(cmds: dict, repeat: int, envs: dict, before=None) -> dic
             if r["rc"] != 0:
                 failed[name] = {**r, "failed": (r["err"].strip().splitlines() or ["exit status %d" % r["rc"]])[-1]}
                 continue
+            if after:
+                r["digest"] = after()
             runs[name].append(r)
     return {name: failed.get(name) or summarise(runs[name]) for name in cmds}
+
+
+def release_digest(folder: Path) -> str:
+    """SHA-256 of a release folder's files (names and bytes) but ``_run.json``, which says which engine ran."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and p.name != "_run.json"):
+        h.update(str(path.relative_to(folder)).encode() + b"\0")
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 24):
+                h.update(chunk)
+    return h.hexdigest()[:12]
 
 
 def summarise(runs: list[dict]) -> dict:
@@ -153,7 +168,8 @@ def summarise(runs: list[dict]) -> dict:
             "peak": float(np.median([r["peak"] for r in runs])),
             "inner": float(np.median(inner)) if inner and None not in inner else None,
             "detail": json.loads(mid["out"]) if mid["out"].startswith("{") else None,
-            "runs": [round(r["seconds"], 2) for r in runs]}
+            "runs": [round(r["seconds"], 2) for r in runs],
+            "digests": sorted({r["digest"] for r in runs if "digest" in r})}
 
 
 # ---------------------------------------------------------------- children
@@ -262,10 +278,12 @@ def run_size(rows: int, args, sa: str, qi: list[str], scratch: Path) -> list[dic
         local = None
         got = medians_interleaved({e: [py, "-m", "core", "sanitize", str(data), *common, "--mechanism", name,
                                        "--out", str(out), "--engine", ENGINES[e][0]] for e in args.engines},
-                                  args.repeat, envs, before=clear)
+                                  args.repeat, envs, before=clear, after=lambda: release_digest(out))
+        # every run of every engine must write the same release (same seed, byte for byte)
+        digests = {d for e in args.engines for d in got[e].get("digests", [])}
         for engine in args.engines:
             r = got[engine]
-            row = {"what": f"sanitize {name}", "engine": engine, "rows": rows, **r}
+            row = {"what": f"sanitize {name}", "engine": engine, "rows": rows, **r, "identical": len(digests) == 1}
             if name == "uniform" and bare and "failed" not in r:
                 row["vs_bare"] = r["seconds"] / bare
             if engine == "local" and "failed" not in r:
@@ -277,10 +295,14 @@ def run_size(rows: int, args, sa: str, qi: list[str], scratch: Path) -> list[dic
     local = None
     got = medians_interleaved({e: [py, "-m", "core", "evaluate", str(data), *common, "--mechanism", ev, "--queries",
                                    str(args.queries), "--engine", ENGINES[e][0], "--json"] for e in args.engines},
-                              args.repeat, envs)
+                              args.repeat, envs, after=lambda: None)
+    # the same JSON on every engine (but "run": which engine ran, in how many partitions and seconds)
+    answers = {json.dumps({k: v for k, v in (got[e].get("detail") or {}).items() if k != "run"}, sort_keys=True)
+               for e in args.engines}
     for engine in args.engines:
         r = got[engine]
-        row = {"what": f"evaluate {ev}, {args.queries:,} queries", "engine": engine, "rows": rows, **r}
+        row = {"what": f"evaluate {ev}, {args.queries:,} queries", "engine": engine, "rows": rows, **r,
+               "identical": len(answers) == 1 and got[engine].get("detail") is not None}
         if engine == "local" and "failed" not in r:
             local = r["seconds"]
         elif local and "failed" not in r:
@@ -303,6 +325,10 @@ def verdicts(row: dict) -> list[str]:
     if row.get("vs_local") is not None:
         out.append(f"{row['vs_local']:.2f}x local (<= {DASK_VS_LOCAL}x: "
                    f"{'ok' if row['vs_local'] <= DASK_VS_LOCAL else 'MISSES'})")
+    if row.get("identical") is not None:
+        out.append(("same JSON on every engine" if row["identical"] else "JSON DIFFERS between engines")
+                   if row["what"].startswith("evaluate") else "every run's release identical" if row["identical"]
+                   else f"releases DIFFER ({', '.join(row.get('digests', []))})")
     if row.get("peak") and (row["what"].startswith(("sanitize", "evaluate", "load"))):
         per = row["peak"] / rows
         out.append(f"{per:.0f} B/row (<= {BYTES_PER_ROW}: {'ok' if per <= BYTES_PER_ROW else 'MISSES'})")
