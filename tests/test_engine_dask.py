@@ -529,3 +529,20 @@ def test_each_bucket_owns_its_memory():
         assert np.array_equal(b["a"], cols["a"][b["gid"]]) and b["a"].dtype == np.uint8
         for other in buckets[i + 1:]:
             assert not any(np.shares_memory(b[c], other[c]) for c in b)
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_parts_are_appended_whole(tmp_path, monkeypatch, kernel):
+    """A table's CSV parts joined into one file: in the kernel (copy_file_range) or, where it fails, by copying."""
+    if not kernel:
+        monkeypatch.setattr(os, "copy_file_range", lambda *a: (_ for _ in ()).throw(OSError(18, "cross-device")))
+    rng = np.random.default_rng(5)
+    parts = [rng.bytes(n) for n in (0, 1, 70_000, 3 << 20)]
+    target = tmp_path / "t.csv"
+    with open(target, "wb") as fh:
+        fh.write(b"head\n")
+        for i, data in enumerate(parts):
+            path = tmp_path / f"p{i}"
+            path.write_bytes(data)
+            dk.append_file(path, fh)
+    assert target.read_bytes() == b"head\n" + b"".join(parts)
