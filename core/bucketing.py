@@ -1016,5 +1016,6 @@ def bucket_entries(plan: Bucketing) -> tuple[np.ndarray, np.ndarray, np.ndarray,
         parts_x.append(np.repeat(few, k))
         parts_c.append(np.ones(len(t), dtype=np.int64))
         offset += b
-    cat = (lambda parts: np.concatenate(parts).astype(np.int64)) if parts_b else (lambda parts: np.zeros(0, np.int64))
+    cat = ((lambda parts: np.concatenate(parts).astype(np.int64, copy=False)) if parts_b
+           else (lambda parts: np.zeros(0, np.int64)))
     return cat(parts_b), cat(parts_x), cat(parts_c), np.repeat(size, nb)

@@ -435,12 +435,17 @@ class Bucketization(Mechanism):
         n_b = int(max(bid.max(initial=-1), np.max(rows["bid"], initial=-1))) + 1
         size = np.bincount(np.asarray(rows["bid"], dtype=np.int64), weights=count, minlength=n_b).astype(float)
         share = cnt / np.maximum(size[bid], 1)
-        checked = np.ones(len(cnt), dtype=bool) if not int(values["sigma"]) else cnt > 1
-        over = checked & (share > fp[x] + bk.EPS)
+        fpx = fp[x]
+        ratio_all = share / fpx
+        over = share > fpx + bk.EPS
+        if int(values["sigma"]):  # fakes (count 1) are left to the sanitizer's own check
+            checked = cnt > 1
+            over &= checked
+            ratio_all = ratio_all[checked]
         bad_b = np.unique(bid[over])
         if not release.privacy.get("every_bucket_meets_fprime", True) and not len(bad_b):
             bad_b = np.array([-1])  # the sanitizer's check on true counts failed where the ST cannot show it
-        ratio = float((share[checked] / fp[x[checked]]).max(initial=0.0))
+        ratio = float(ratio_all.max(initial=0.0))
         figures = {"buckets": n_b, "worst_share_over_fprime": ratio, "largest_posterior": float(share.max(initial=0)),
                    "records_revealed": int(release.privacy.get("records_revealed", 0)),
                    "l_equivalent": int(release.privacy.get("l_equivalent", 0))}
