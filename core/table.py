@@ -221,12 +221,35 @@ def _check_frame(frame: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- encoding
+def code_dtype(size: int) -> np.dtype:
+    """The integer type of a Dataset's codes for ``size`` labels: the smallest unsigned type holding ``0 .. size``.
+
+    uint8 up to 255 labels, uint16 up to 65,535, then uint32: census's
+    eight columns take 8 bytes a record instead of int32's 32.  Unsigned
+    rather than signed: one byte holds 255 labels instead of 127, and no
+    code is negative (a missing cell is ``size``, one past the last label,
+    never -1; :mod:`core.data.load`), the same rule as the columnar reader,
+    so its codes are kept without a copy.  One value is left spare above
+    the last code (``size`` fits) for a sentinel.  Arithmetic on codes that
+    can leave the type's range (``code * radix + code``, ``code - 1``) casts
+    the operands it needs, a chunk at a time, to int64 at the use.
+    """
+    from .data.load import code_dtype as _smallest
+
+    return _smallest(int(size))
+
+
+def narrow(codes: np.ndarray, size: int) -> np.ndarray:
+    """``codes`` (``0 .. size - 1``) as :func:`code_dtype` ``(size)`` (no copy when already that type)."""
+    return np.asarray(codes).astype(code_dtype(size), copy=False)
+
+
 @dataclass(frozen=True, eq=False)
 class Column:
     """One encoded column: integer codes and the labels they index."""
 
     name: str
-    codes: np.ndarray  # int32, one per row
+    codes: np.ndarray  # one per row, of type :func:`code_dtype` (uint8 up to 255 labels)
     labels: np.ndarray  # distinct values, sorted (numerically when numeric)
     numeric: bool
 
@@ -247,7 +270,7 @@ def encode(series: pd.Series, name: str | None = None) -> Column:
         # factorizing the Series keeps pandas' fast string path (about 7x faster than object arrays)
         codes, labels = pd.factorize(series.astype("string") if series.dtype == object else series, sort=True)
         labels = np.asarray([str(v) for v in labels], dtype=object)
-    return Column(name=name or str(series.name), codes=codes.astype(np.int32), labels=labels, numeric=numeric)
+    return Column(name=name or str(series.name), codes=narrow(codes, len(labels)), labels=labels, numeric=numeric)
 
 
 @dataclass(frozen=True, eq=False)
@@ -316,7 +339,7 @@ class Dataset:
             if (codes == enc.missing_code).any():
                 raise DataError(f"Column '{clip(name)}' has missing values in the chosen rows; choose another column.")
             codes, labels = _compact(codes, enc.labels, enc.numeric)
-            return Column(name=name, codes=codes.astype(np.int32), labels=labels, numeric=enc.numeric)
+            return Column(name=name, codes=narrow(codes, len(labels)), labels=labels, numeric=enc.numeric)
         if self.table is None or name not in self.table.frame.columns:
             raise DataError(f"There is no column '{clip(name)}' in {clip(self.name)}.")
         series = self.table.frame[name]
@@ -443,12 +466,14 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
 def _compact(codes: np.ndarray, labels: np.ndarray, numeric: bool, used: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Drop labels no kept row uses (as :func:`encode` sees only kept rows); whole numeric labels as int64.
 
-    ``used=False``: every label is known to be used (no row was dropped), skip the count.
+    ``used=False``: every label is known to be used (no row was dropped), skip the count.  The codes
+    come back as :func:`code_dtype` of the labels kept.
     """
     used = np.bincount(codes, minlength=len(labels))[:len(labels)] > 0 if used else np.ones(len(labels), bool)
     if not used.all():
-        new = (np.cumsum(used) - 1).astype(codes.dtype)
+        new = (np.cumsum(used) - 1).astype(code_dtype(int(used.sum())))
         codes, labels = new[codes], labels[used]
+    codes = narrow(codes, len(labels))
     if numeric:
         labels = np.asarray(labels, dtype=float)
         if np.all(labels == np.round(labels)):
@@ -483,11 +508,11 @@ def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
     if source.rows is not None:
         _load.check_memory(table.name, source.rows, _load.columnar_bytes_per_row(len(chosen)),
                            "read column by column,")
-    # one pass over the source; each column kept as int32 codes (what mechanisms compute with) as it comes,
-    # its narrow codes dropped, so the peak is the int32 codes plus one column
+    # one pass over the source; each column's codes are kept as read, in the smallest unsigned type
+    # (code_dtype: what the Dataset holds, so no second copy)
     full: dict[str, tuple[np.ndarray, np.ndarray, bool]] = {}
     keep = None
-    for c, e in source.encode_iter(chosen, dtype=np.int32):
+    for c, e in source.encode_iter(chosen):
         if c in bands and not e.numeric:
             sample = next((str(v) for v in e.labels[:1]), "")
             raise DataError(f"'{c}' is not numeric (values like '{sample}'), so it cannot be banded; "
@@ -516,7 +541,7 @@ def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
         if c in bands:
             out[c] = encode(bands[c].apply(pd.Series(labels[codes], name=c)), c)
         else:
-            out[c] = Column(name=c, codes=codes, labels=labels, numeric=numeric)
+            out[c] = Column(name=c, codes=narrow(codes, len(labels)), labels=labels, numeric=numeric)
         del codes
     sa_col = out[sa]
     if sa_col.size < 2:

@@ -101,7 +101,8 @@ def _where_candidates(data: Dataset, range_attrs: Sequence[int]):
     vs, rs, ops, xs, counts = [np.arange(m)], [np.full(m, -1)], [np.zeros(m, int)], [np.zeros(m, int)], [cnt]
     for r in range_attrs:
         dom = data.domains[r]
-        table = np.bincount(data.qi_codes[r] * m + data.sa_codes, minlength=dom * m).reshape(dom, m)
+        # codes are narrow (uint8 for census): widen before the arithmetic
+        table = np.bincount(data.qi_codes[r].astype(np.int64) * m + data.sa_codes, minlength=dom * m).reshape(dom, m)
         if not data.qi_numeric[r]:
             vs.append(np.tile(np.arange(m), dom))
             rs.append(np.full(dom * m, r))
