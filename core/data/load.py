@@ -266,7 +266,7 @@ class Source:
         Each column's batch codes are freed once its :class:`Encoded` is
         built, so a caller that converts and drops each column as it comes
         holds at most one column twice.  ``dtype``: the codes' type instead of
-        the smallest (e.g. int32, what mechanisms compute with: no second copy).
+        the smallest (:func:`core.table.bind` keeps the smallest, which mechanisms compute with).
         """
         self.encode_check(columns)
         builders = {c: _Builder(c) for c in columns}
@@ -747,11 +747,12 @@ def available_memory() -> int:
 def columnar_bytes_per_row(columns: int) -> int:
     """Estimated peak bytes a row of the columnar path for ``columns`` chosen columns.
 
-    Per column: the codes while reading (at most 4 bytes), the final codes
-    (1 to 4) and the Dataset's int32 codes (4); plus
+    Per column: the codes while reading (at most 4 bytes) and the final
+    codes, which the Dataset keeps (at most 4; 1 for a column of up to 255
+    labels, :func:`core.table.code_dtype`); plus
     :data:`COLUMNAR_OVERHEAD_PER_ROW`.
     """
-    return 9 * max(1, columns) + COLUMNAR_OVERHEAD_PER_ROW
+    return 8 * max(1, columns) + COLUMNAR_OVERHEAD_PER_ROW
 
 
 def size_text(value: float) -> str:
