@@ -43,12 +43,17 @@ def _fits(domains: Sequence[int]) -> bool:
 
 
 def _mixed_key(cols: Sequence[np.ndarray], domains: Sequence[int]) -> np.ndarray:
-    """``((c0 * d1 + c1) * d2 + c2) ...`` as int64: increasing in the lexicographic order of the codes."""
+    """``((c0 * d1 + c1) * d2 + c2) ...`` as int64: increasing in the lexicographic order of the codes.
+
+    Each column (a Dataset's narrow codes) is added in place, cast to int64 by the ufunc's buffer, never
+    copied whole to int64 (8 bytes a record).
+    """
     n = len(cols[0]) if cols else 0
     key = np.zeros(n, dtype=np.int64)
     for col, dom in zip(cols, domains):
         key *= max(int(dom), 1)
-        key += np.asarray(col, dtype=np.int64)
+        col = np.asarray(col)
+        np.add(key, col if col.dtype.kind in "iu" else col.astype(np.int64), out=key, casting="unsafe")
     return key
 
 
