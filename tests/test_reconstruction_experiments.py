@@ -258,3 +258,23 @@ def test_output_perturbation_ratio_formula():
     var = (2 * b * b / x**2) * (1 + (y / x) ** 2)
     np.testing.assert_allclose(np.var(ys / xs), var, rtol=0.05)
     assert math.isclose(np.mean(ys / xs), (y / x) * (1 + 2 * b * b / x**2), rel_tol=0.01)
+
+
+def test_group_scatter_draws_each_point_once_with_its_number_of_groups():
+    """Groups at the same (share, size) are one point whose hover counts them; every group is counted once and
+    a resampled group is never thinned away."""
+    from core.experiments.seed001 import group_scatter
+
+    rng = np.random.default_rng(11)
+    size = rng.integers(1, 40, 50_000)
+    top = np.ceil(rng.random(50_000) * size) / size
+    rs = rng.random(50_000) < 0.05
+    fig = group_scatter(size, top, rs, np.linspace(0, 1, 5), np.full(5, 10.0), "chernoff", max_points=100_000)
+    passes, resampled = fig.data[0], fig.data[1]
+    for trace, on in ((passes, ~rs), (resampled, rs)):
+        assert int(np.sum(trace.customdata)) == int(on.sum())
+        want = set(zip(top[on].tolist(), size[on].astype(float).tolist()))
+        assert set(zip(trace.x, trace.y)) == want and len(trace.x) == len(want)
+    assert len(passes.x) < (~rs).sum() / 50  # 47,500 groups, at most 39 * 40 / 2 points
+    thin = group_scatter(size, top, rs, np.linspace(0, 1, 5), np.full(5, 10.0), "chernoff", max_points=50)
+    assert len(thin.data[0].x) == 50 and len(thin.data[1].x) == len(resampled.x)
