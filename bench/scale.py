@@ -169,7 +169,7 @@ def summarise(runs: list[dict]) -> dict:
             "inner": float(np.median(inner)) if inner and None not in inner else None,
             "detail": json.loads(mid["out"]) if mid["out"].startswith("{") else None,
             "runs": [round(r["seconds"], 2) for r in runs],
-            "digests": sorted({r["digest"] for r in runs if "digest" in r})}
+            "digests": sorted({r["digest"] for r in runs if r.get("digest") is not None})}
 
 
 # ---------------------------------------------------------------- children
