@@ -44,8 +44,8 @@ def render(release: Release, data: Dataset) -> None:
                         family)
     st.plotly_chart(fig, key="recon_scatter")
     st.caption(
-        f"Each point is a micro group: how many records it has and how much its most frequent sensitive value "
-        f"dominates. Groups above the dashed threshold are open to reconstruction under plain uniform "
+        f"Each point is a micro group (or several with the same size and share: hover for how many): how many "
+        f"records it has and how much its most frequent sensitive value dominates. Groups above the dashed threshold are open to reconstruction under plain uniform "
         f"perturbation: an attacker's estimate of their values would likely be within λ = {lam:g} of the truth. "
         f"Those {int(rs.sum()):,} groups (orange) were resampled: only about s_g of their records were "
         f"randomised. The more a value dominates, the smaller the group that gives it away.")
