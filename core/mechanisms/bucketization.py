@@ -75,7 +75,7 @@ from ..engine import memo as _memo
 from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan, ranks
 from ..release import CodedTable, Release
-from ..table import Dataset
+from ..table import Dataset, code_dtype
 from .base import Mechanism, rows_of
 
 THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
@@ -149,7 +149,7 @@ class BucketPlan(Plan):
         """Every slot's published bucket id (made once, by the first batch's thread)."""
         with self._lock:
             if self._by_slot is None:
-                self._by_slot = self.bid[bk.slot_buckets(self.setting)]
+                self._by_slot = bk.slot_buckets(self.setting, self.bid)
         return self._by_slot
 
     def apply(self, chunk: Chunk) -> dict[str, np.ndarray]:
@@ -204,6 +204,25 @@ def _sorted_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m
     x_out = packed & np.int64((1 << xbits) - 1)
     packed >>= np.int64(xbits)
     return packed, x_out, c_out
+
+
+#: ST cells examined at a time by the guarantee (:meth:`Bucketization.guarantee`) and the page's exposure count
+CELL_BLOCK = 1 << 20
+
+
+def bucket_sizes(release: Release) -> np.ndarray:
+    """Each bucket's number of records, counted from the published QIT's ``bid`` column (kept in the release's state).
+
+    The guarantee and the Sanitize page's view both need it; counting it
+    once saves a pass over the QIT (census 5M: 5M records) per use.
+    """
+    cache = release.state.setdefault("_records", {})
+    if "bucket_sizes" not in cache:
+        rows, count = rows_of(release.tables["qit"])  # a Dask QIT: its distinct rows, weighted by their counts
+        bid = np.asarray(rows["bid"])
+        cache["bucket_sizes"] = (np.bincount(bid) if count is None else
+                                 np.bincount(bid, weights=count).astype(np.int64))
+    return cache["bucket_sizes"]
 
 
 def _worst_shares(pl: bk.Bucketing, m: int) -> np.ndarray:
@@ -308,14 +327,13 @@ class Bucketization(Mechanism):
         fp = self.thresholds(summary, values)
         n, m = summary.n, summary.m
         sa_name, sa_labels = summary.sa_name, summary.sa_labels
-        st_g, st_x, st_c, sizes = bk.bucket_entries(pl)  # the ST's cells, without a dense buckets x values table
-        n_buckets = len(sizes)
+        per, nb, size = bk.classes_by_size(pl)
+        n_buckets = int(nb.sum())
         # bucket ids in random order, so an id reveals nothing about size class or value order
         relabel = shuffle.relabel(seed, "bucket/bid", n_buckets)
-        st_g = relabel[st_g]
-        sizes_b = np.empty_like(sizes)
-        sizes_b[relabel] = sizes
-        sizes = sizes_b
+        sizes = np.empty(n_buckets, dtype=np.int64)
+        sizes[relabel] = np.repeat(size, nb)
+        bid_col, x_col, c_col = bk.published_cells(pl, relabel)  # the ST's cells by (bucket, value)
         sigma = int(values["sigma"])
         negassoc_fakes = bool(sigma) and values.get("fakes", "random") == "negassoc"
         fake_g = fake_x = np.zeros(0, dtype=np.int64)
@@ -323,7 +341,7 @@ class Bucketization(Mechanism):
         offset = None
         if sigma:
             present = np.zeros((n_buckets, m), dtype=bool)
-            present[st_g, st_x] = True
+            present[bid_col, x_col] = True
             # sigma distinct absent values per bucket, uniformly: random keys, absent values first
             keys = _rng.uniforms(seed, "bucket/fake", 0, n_buckets * m).reshape(n_buckets, m) + present * 2.0
             if negassoc_fakes:
@@ -335,7 +353,7 @@ class Bucketization(Mechanism):
                 rank = np.arange(n) - np.repeat(np.cumsum(summary.count) - summary.count, summary.count)
                 bid = relabel[bk.assign_ranked(pl, seed, summary.sa[combo], offset[combo] + rank)]
                 qi = [c[combo] for c in summary.qi]
-                neg = negassoc.learn(qi, summary.domains, bid, st_g, st_x, st_c, m)
+                neg = negassoc.learn(qi, summary.domains, bid, bid_col, x_col, c_col, m)
                 struck = negassoc.excluded(qi, bid, neg, n_buckets, m, every=False)
                 del combo, rank, bid, qi
                 keys = keys + struck * 1.0
@@ -344,12 +362,11 @@ class Bucketization(Mechanism):
             pick = np.argsort(keys, axis=1, kind="stable")[:, :sigma]
             fake_g = np.repeat(np.arange(n_buckets), sigma)
             fake_x = pick.ravel()
-        cells = (st_g, st_x, st_c)
-        if len(fake_g):  # (no copy of the 4.7M cells of census 5M without fakes)
-            cells = (np.concatenate([st_g, fake_g]), np.concatenate([st_x, fake_x]),
-                     np.concatenate([st_c, np.ones(len(fake_g), dtype=np.int64)]))
-        bid_col, x_col, c_col = _sorted_cells(*cells, n_buckets, m)  # by (bucket, value)
-        del cells
+            # each bucket's fakes among its values (no census-sized copy without fakes)
+            bid_col, x_col, c_col = _sorted_cells(
+                np.concatenate([bid_col, fake_g]), np.concatenate([x_col, fake_x]),
+                np.concatenate([c_col, np.ones(len(fake_g), dtype=np.int64)]), n_buckets, m)
+            x_col = x_col.astype(code_dtype(m))
         st = CodedTable(
             columns={"bid": bid_col, sa_name: x_col, "count": c_col},
             labels={"bid": None, sa_name: sa_labels, "count": None},
@@ -376,7 +393,7 @@ class Bucketization(Mechanism):
             "fprime": per_value,
         }
         # a bucket whose ST lists one value (fakes included) publishes its records' value exactly
-        revealed = int(sizes[(np.bincount(st_g, minlength=n_buckets) + sigma) == 1].sum())
+        revealed = int(sizes[(np.bincount(bid_col, minlength=n_buckets)) == 1].sum())
         unprotected = [str(sa_labels[i]) for i in range(m) if sa_counts[i] and fp[i] >= 1 - bk.EPS]
         privacy = {
             "unprotected_values": unprotected,
@@ -427,26 +444,35 @@ class Bucketization(Mechanism):
     def guarantee(self, data: Dataset, values: Mapping[str, Any], release: Release) -> G.Verdict:
         """Each value's share of each bucket against its f′, from the published QIT and ST."""
         fp = self.thresholds(data, values)
-        qit, st = release.tables["qit"], release.tables["st"]
+        st = release.tables["st"]
         bid = np.asarray(st.columns["bid"], dtype=np.int64)
-        x = np.asarray(st.columns[data.sa], dtype=np.int64)
-        cnt = np.asarray(st.columns["count"], dtype=float)
-        rows, count = rows_of(qit)  # a Dask QIT: its distinct rows and their counts
-        n_b = int(max(bid.max(initial=-1), np.max(rows["bid"], initial=-1))) + 1
-        size = np.bincount(np.asarray(rows["bid"], dtype=np.int64), weights=count, minlength=n_b).astype(float)
-        share = cnt / np.maximum(size[bid], 1)
-        fpx = fp[x]
-        ratio_all = share / fpx
-        over = share > fpx + bk.EPS
-        if int(values["sigma"]):  # fakes (count 1) are left to the sanitizer's own check
-            checked = cnt > 1
-            over &= checked
-            ratio_all = ratio_all[checked]
-        bad_b = np.unique(bid[over])
+        x = np.asarray(st.columns[data.sa])
+        cnt = np.asarray(st.columns["count"])
+        size = bucket_sizes(release)
+        n_b = max(len(size), int(bid.max(initial=-1)) + 1)
+        denom = np.maximum(np.pad(size, (0, n_b - len(size))), 1).astype(float)
+        lim = fp + bk.EPS
+        sigma = int(values["sigma"])
+        ratio = largest = 0.0
+        bad = [np.zeros(0, dtype=np.int64)]
+        # block by block: the temporaries stay a few MB (census 5M: 4.7M cells), reused instead of mapped anew
+        for lo in range(0, len(bid), CELL_BLOCK):
+            hi = min(len(bid), lo + CELL_BLOCK)
+            b, xb = bid[lo:hi], x[lo:hi]
+            share = np.divide(cnt[lo:hi], denom[b])
+            over = share > lim[xb]
+            part = share / fp[xb]
+            if sigma:  # fakes (count 1) are left to the sanitizer's own check
+                checked = cnt[lo:hi] > 1
+                over &= checked
+                part = part[checked]
+            ratio = max(ratio, float(part.max(initial=0.0)))
+            largest = max(largest, float(share.max(initial=0.0)))
+            bad.append(b[over])
+        bad_b = np.unique(np.concatenate(bad))
         if not release.privacy.get("every_bucket_meets_fprime", True) and not len(bad_b):
             bad_b = np.array([-1])  # the sanitizer's check on true counts failed where the ST cannot show it
-        ratio = float(ratio_all.max(initial=0.0))
-        figures = {"buckets": n_b, "worst_share_over_fprime": ratio, "largest_posterior": float(share.max(initial=0)),
+        figures = {"buckets": n_b, "worst_share_over_fprime": ratio, "largest_posterior": largest,
                    "records_revealed": int(release.privacy.get("records_revealed", 0)),
                    "l_equivalent": int(release.privacy.get("l_equivalent", 0))}
         fail = None

@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from core.experiments.seed003 import bucket_size_figure, fprime_figure, l_theta_figure
+from core.mechanisms.bucketization import CELL_BLOCK, bucket_sizes
 from core.release import Release
 from core.table import Dataset
 
@@ -51,16 +52,20 @@ def exposure(release: Release, data: Dataset) -> Exposure:
     """Recompute from the published QIT and ST which records a bucket reveals (its ST lists one value)."""
     st_t = release.tables["st"]
     g = np.asarray(st_t.columns["bid"], dtype=np.int64)
-    x = np.asarray(st_t.columns[data.sa], dtype=np.int64)
-    c = np.asarray(st_t.columns["count"], dtype=np.int64)
-    sizes = np.bincount(np.asarray(release.tables["qit"].columns["bid"], dtype=np.int64))
+    x = np.asarray(st_t.columns[data.sa])
+    c = np.asarray(st_t.columns["count"])
+    sizes = bucket_sizes(release)
     n_b = max(len(sizes), int(g.max(initial=-1)) + 1)
     sizes = np.pad(sizes, (0, n_b - len(sizes)))
-    entries = np.bincount(g, minlength=n_b)  # values the ST lists per bucket, fakes included
-    single = entries[g] == 1  # ST rows of buckets whose posterior is 1
-    revealed = np.bincount(x[single], weights=c[single], minlength=data.m).astype(np.int64)
-    one = single & (sizes[g] == 1)
-    revealed_size1 = np.bincount(x[one], weights=c[one], minlength=data.m).astype(np.int64)
+    single_b = np.bincount(g, minlength=n_b) == 1  # buckets whose ST lists one value (fakes included): posterior 1
+    one_b = single_b & (sizes == 1)
+    revealed = np.zeros(data.m, dtype=np.int64)
+    revealed_size1 = np.zeros(data.m, dtype=np.int64)
+    for lo in range(0, len(g), CELL_BLOCK):  # block by block: no census-sized temporaries
+        gb, xb, cb = g[lo:lo + CELL_BLOCK], x[lo:lo + CELL_BLOCK], c[lo:lo + CELL_BLOCK]
+        single, one = single_b[gb], one_b[gb]
+        revealed += np.bincount(xb[single], weights=cb[single], minlength=data.m).astype(np.int64)
+        revealed_size1 += np.bincount(xb[one], weights=cb[one], minlength=data.m).astype(np.int64)
     fp = np.array([r["fprime"] for r in release.published["fprime"]], dtype=float)
     unprotected = np.flatnonzero((fp >= ONE) & (data.sa_counts > 0))
     return Exposure(unprotected, revealed, revealed_size1, int(data.n))
@@ -153,7 +158,7 @@ def values_frame(release: Release) -> pd.DataFrame:
 
 def render(release: Release, data: Dataset) -> None:
     pub, priv, params = release.published, release.privacy, release.params
-    sizes = np.bincount(release.tables["qit"].columns["bid"])
+    sizes = bucket_sizes(release)
     l_eq = int(pub["l_equivalent"])
     top_value = int(np.argmax(data.sa_counts))
     l_max = int(data.n // data.sa_counts[top_value])
