@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.lru import freeze_startup
 from pages.ui.layout import PAGES
 
 st.navigation([st.Page(path, title=title, icon=icon, default=(i == 0))
                for i, (path, title, icon) in enumerate(PAGES)]).run()
+freeze_startup()  # once per process: the libraries' objects leave the collector's full scans

@@ -998,7 +998,7 @@ def bucket_entries(plan: Bucketing) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     gs, xs, cs = [], [], []
     offset = 0
     for c, b, s in zip(per, nb.tolist(), size.tolist()):
-        idx, x = _class_cells(c, b, s)
+        idx, x = _class_cells(_class_positions(c, b, s))
         cs.append(np.diff(idx, append=b * s))
         gs.append(idx // s + offset)
         xs.append(x.astype(np.int64))
@@ -1007,22 +1007,27 @@ def bucket_entries(plan: Bucketing) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     return cat(gs), cat(xs), cat(cs), np.repeat(size, nb)
 
 
-def _class_cells(c: np.ndarray, b: int, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """The cells of one class of ``b`` buckets of size ``s`` (value x has ``c[x]`` records there).
-
-    The class's positions ``0 .. s*b - 1`` hold the values in code order and
-    bucket j the positions ``j, j + b, ...`` (RRA): read as an ``(s, b)``
-    array, column j lists bucket j's values in order, so its cells are the
-    runs of that column.  Returns each cell's first place in the columns
-    laid end to end (``place // s`` is the bucket, the next cell's place
-    minus this one the count) and its value, in (bucket, value) order with
-    no sort.
-    """
+def _class_positions(c: np.ndarray, b: int, s: int) -> np.ndarray:
+    """One class's positions as an ``(s, b)`` array of values: value x (``c[x]`` records) fills its run of
+    positions in code order, and bucket j holds the positions ``j, j + b, ...`` (RRA), i.e. column j."""
     m = len(c)
     codes = np.repeat(np.arange(m, dtype=np.uint8 if m <= 256 else np.int64), c)
     if len(codes) != b * s:
         raise ValueError(f"a class of {b} buckets of size {s} holds {len(codes)} records")
-    column = codes.reshape(s, b).T.ravel()  # bucket by bucket, each bucket's values in order
+    return codes.reshape(s, b)
+
+
+def _class_cells(positions: np.ndarray, first: int = 0, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The cells of buckets ``first .. last - 1`` of a class (its :func:`_class_positions`).
+
+    Column j lists bucket j's values in order, so its cells are the runs of
+    that column.  Returns each cell's first place in the columns laid end
+    to end (``place // s`` is the bucket counted from ``first``, the next
+    cell's place minus this one the count) and its value, in (bucket,
+    value) order with no sort.
+    """
+    s = positions.shape[0]
+    column = positions[:, first:last].T.ravel()  # bucket by bucket, each bucket's values in order
     new = np.empty(len(column), dtype=bool)
     if len(column):
         new[0] = True
@@ -1030,6 +1035,10 @@ def _class_cells(c: np.ndarray, b: int, s: int) -> tuple[np.ndarray, np.ndarray]
         new[::s] = True  # every bucket starts a run
     place = np.flatnonzero(new)
     return place, column[place]
+
+
+#: records of a class turned into cells at a time by :func:`published_cells` (its temporaries stay a few MB)
+CELL_RECORDS = 1 << 20
 
 
 def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1055,22 +1064,29 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
         g, x, c, _ = bucket_entries(plan)
         order = np.argsort(ids[g] * m + x, kind="stable")
         return ids[g][order], x[order].astype(code_dtype(m)), c[order]
-    classes = [(_class_cells(c, b, s), b, s) for c, b, s in zip(per, nb.tolist(), size.tolist())]
-    packed = np.empty(sum(len(place) for (place, _), _, _ in classes), dtype=np.int64)
+    # a value with c records in a class of b buckets is in min(b, c) of them (consecutive positions, mod b)
+    packed = np.empty(int(np.minimum(per, nb[:, None]).sum()), dtype=np.int64)
     at = offset = 0
-    for (place, x), b, s in classes:
-        out = packed[at:at + len(place)]
-        count = np.diff(place, append=b * s)
-        place //= s
-        place += offset
-        np.take(ids, place, out=out)
-        out <<= np.int64(xbits)
-        out |= x
-        out <<= np.int64(cbits)
-        out |= count
-        at += len(place)
+    for c, b, s in zip(per, nb.tolist(), size.tolist()):
+        positions = _class_positions(c, b, s)
+        step = max(1, CELL_RECORDS // s)  # buckets at a time
+        for first in range(0, b, step):
+            place, x = _class_cells(positions, first, first + step)
+            out = packed[at:at + len(place)]
+            q = place // s  # the bucket, from ``first``
+            q += offset + first
+            np.take(ids, q, out=out)
+            np.subtract(place[1:], place[:-1], out=q[:-1])  # each cell's count
+            q[-1:] = min(b - first, step) * s - place[-1:]
+            out <<= np.int64(xbits)
+            out |= x
+            out <<= np.int64(cbits)
+            out |= q
+            at += len(place)
         offset += b
-    del classes
+        del positions
+    if at != len(packed):
+        raise ValueError(f"{at} cells built where the counts give {len(packed)}")
     packed.sort()
     count = packed & np.int64((1 << cbits) - 1)
     packed >>= np.int64(cbits)

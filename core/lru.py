@@ -411,6 +411,32 @@ def large_arrays(rows: int):
                 _set_threshold(_RESTING[0], max(128 * 1024, 2 * _RESTING[0]))
 
 
+#: whether :func:`freeze_startup` has run in this process
+_FROZEN = [False]
+
+
+def freeze_startup() -> bool:
+    """Move the objects alive now out of the cyclic collector's scans (:func:`gc.freeze`), once per process.
+
+    Called by ``app.py`` after the server's first page run, when the
+    modules, classes and library tables of streamlit, pandas, plotly and
+    the core (about 180,000 objects) are loaded.  Every full collection
+    (generation 2, which a rerun's new objects trigger every move or two)
+    otherwise walks them all: about 0.1 s each after a census 5M slider
+    move has flushed the caches.  They live as long as the process anyway;
+    a collection runs first so that no garbage is frozen, and objects that
+    are freed later by their reference counts still go.  True the first
+    time.
+    """
+    with _LARGE_LOCK:
+        if _FROZEN[0]:
+            return False
+        _FROZEN[0] = True
+    gc.collect()
+    gc.freeze()
+    return True
+
+
 def give_back_memory() -> None:
     """Collect garbage, then hand freed heap pages back to the system.
 
