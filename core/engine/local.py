@@ -255,6 +255,13 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
     expected = set(plan.labels)
     # a plan without a per-record table (an interactive mechanism's answers) publishes nothing per record
     work = chunks(data, plan, batch_rows, combos) if plan.table is not None else ()
+    ordered = order = bounds = None
+    if plan.table is not None and type(plan).in_order is not Plan.in_order and type(plan).tally is Plan.tally:
+        # a plan that can give its columns in published order at once (it publishes every record)
+        order, bounds = _order_and_bounds(plan.seed, n, None)
+        ordered = plan.in_order(order)
+        if ordered is not None:
+            work = ()
     for chunk, out in _applied(plan, work):
         got = set(out) - {"_keep"}
         if got != expected:
@@ -277,10 +284,10 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
             cols[name][lo:hi] = values
         totals = add_tallies(totals, plan.tally(chunk, out))
     tables: dict[str, CodedTable] = {}
-    bounds = None
     if plan.table is not None:
-        # the published order and, for a partitioned output, where each part starts (parts_bits of n)
-        order, bounds = _order_and_bounds(plan.seed, n, keep)
+        if ordered is None:
+            # the published order and, for a partitioned output, where each part starts (parts_bits of n)
+            order, bounds = _order_and_bounds(plan.seed, n, keep)
         columns: dict[str, np.ndarray] = {}
         labels: dict[str, np.ndarray | None] = {}
         if plan.keep_qi:
@@ -288,6 +295,11 @@ def run(data, plan: Plan, batch_rows: int | None = None, combos: Combos | None =
             for j, c in enumerate(data.qi):
                 labels[c], columns[c] = data.qi_labels[j], qi_columns[j]
         for name, lab in plan.labels.items():
+            if ordered is not None:  # in the type the batches would have given
+                col = np.asarray(ordered[name])
+                columns[name], labels[name] = col.astype(code_dtype(col.dtype, None if lab is None else len(lab)),
+                                                         copy=False), lab
+                continue
             # each output column is put in order and its input-order copy dropped before the next
             col = cols.pop(name, np.empty(0, dtype=np.int64))
             columns[name], labels[name] = (gather(col, order, None if lab is None else len(lab))

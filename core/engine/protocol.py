@@ -170,6 +170,19 @@ class Plan:
         """
         return {}
 
+    def in_order(self, order: np.ndarray) -> dict[str, np.ndarray] | None:
+        """The output columns of every record at once, already in the published ``order``; None (the default)
+        to be applied batch by batch.
+
+        An engine may call it instead of :meth:`apply` (the local engine
+        does, when the plan publishes every record and has no tallies); it
+        must give what :meth:`apply` over all the chunks, put in ``order``,
+        would.  For a plan that keeps per-record values between slider
+        moves in the app (bucketization's dealing slots): one gather in
+        published order instead of one per batch and another to reorder.
+        """
+        return None
+
     def tally(self, chunk: Chunk, out: Mapping[str, np.ndarray]) -> dict[str, int]:
         """Integer sums over ``chunk`` that :meth:`finish` needs (added over all chunks by the engine)."""
         return {}

@@ -368,6 +368,10 @@ def sa_first(frame: pd.DataFrame, sa: str) -> pd.DataFrame:
     return frame[[sa, *[c for c in frame.columns if c != sa]]]
 
 
+#: rows counted at a time by :func:`release_sa_counts`
+BLOCK_ROWS = 1 << 20
+
+
 def release_sa_counts(release: Release, data: Dataset) -> tuple[str, np.ndarray] | None:
     """Records per SA value in the first published table that has the SA column.
 
@@ -385,8 +389,12 @@ def release_sa_counts(release: Release, data: Dataset) -> tuple[str, np.ndarray]
             continue
         weight_col = next((c for c in table.columns if c != data.sa and str(c).lower().endswith("count")
                            and table.labels.get(c) is None), None)
-        weights = None if weight_col is None else np.asarray(table.columns[weight_col], dtype=float)
-        return name, np.bincount(codes.astype(np.int64), weights=weights, minlength=data.m)
+        weights = None if weight_col is None else np.asarray(table.columns[weight_col])
+        counts = np.zeros(data.m, dtype=np.int64 if weights is None else float)
+        for lo in range(0, len(codes), BLOCK_ROWS):  # block by block: no int64 or float copy of a census column
+            w = None if weights is None else weights[lo:lo + BLOCK_ROWS]
+            counts += np.bincount(codes[lo:lo + BLOCK_ROWS], weights=w, minlength=data.m)
+        return name, counts
     return None
 
 
