@@ -315,7 +315,7 @@ MMAP_KB = 128
 LARGE_MMAP_KB = 16 * 1024
 #: records from which a computation raises the threshold
 LARGE_ROWS = 1_000_000
-#: glibc's trim threshold while raised: freed heap memory at its top is kept up to this many bytes for reuse
+#: glibc's trim threshold once a large table has been computed on: free heap at its top is kept up to this many bytes
 TRIM_BYTES = 64 * 2**20
 _M_TRIM_THRESHOLD = -1
 #: the resting threshold in bytes once :func:`fix_mmap_threshold` has set one (None: glibc's own, dynamic)
@@ -391,9 +391,14 @@ def large_arrays(rows: int):
     such a table (16 MiB and more) still get their own mappings.  So the
     threshold is raised while any computation on a table of
     :data:`LARGE_ROWS` records or more runs (counted across threads) and
-    put back at rest when the last ends; the heap such computations grew
-    is handed back by :func:`give_back_memory`.  A no-op for smaller tables,
-    off glibc, or before :func:`fix_mmap_threshold` fixed a resting value.
+    put back at rest when the last ends.  The trim threshold stays at
+    :data:`TRIM_BYTES` from then on: the next slider move on the large
+    table reuses the heap pages this one freed instead of faulting in new
+    ones (census 5M bucketization: 69 instead of 87 huge pages zeroed a
+    move, 0.09-0.12 s of kernel time instead of 0.15-0.22 s); at most that
+    much free heap stays mapped, and :func:`give_back_memory` hands it
+    back.  A no-op for smaller tables, off glibc, or before
+    :func:`fix_mmap_threshold` fixed a resting value.
     """
     if rows < LARGE_ROWS or _TRIM is None or _RESTING[0] is None:
         yield
@@ -408,7 +413,7 @@ def large_arrays(rows: int):
         with _LARGE_LOCK:
             _LARGE[0] -= 1
             if _LARGE[0] == 0 and _RESTING[0] is not None:
-                _set_threshold(_RESTING[0], max(128 * 1024, 2 * _RESTING[0]))
+                _set_threshold(_RESTING[0], TRIM_BYTES)
 
 
 #: whether :func:`freeze_startup` has run in this process
