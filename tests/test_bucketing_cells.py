@@ -1,0 +1,150 @@
+"""Bucketization's census-scale slider path: the ST's cells without a sort of every record, a slot's bucket id,
+the guarantee and the page's counts block by block, the local engine's published-order hook, the collector freeze.
+
+Each new path is checked against the plain computation it replaces, on tables where the blocks, classes and
+value runs fall at every kind of boundary.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core import bucketing as bk
+from core import lru
+from core import mechanisms
+from core.engine.combos import LazyCombos
+from core.engine.protocol import Plan
+from core.mechanisms import bucketization as bmod
+from core.table import bind, load_table
+
+# value counts from tiny to a few thousand, absent values included; more than 256 values now and then
+counts_st = st.one_of(
+    st.lists(st.integers(0, 3000), min_size=1, max_size=14),
+    st.lists(st.integers(0, 3), min_size=257, max_size=300),
+).filter(lambda c: sum(c) > 1)
+
+
+def _plan(counts, theta, max_size, method):
+    o = np.asarray(counts, dtype=np.int64)
+    fp = np.maximum(bk.fprime(o, theta, 0.02), o / o.sum())
+    try:
+        return bk.bucketize(o, fp, max_size, method)
+    except bk.NotEligible:
+        return bk.bucketize(o, np.ones(len(o)), 2, "two")  # f' = 1: any bucket is valid
+
+
+def _reference(plan, ids):
+    """The ST's cells from the dense (buckets x values) counts, renumbered and sorted by (id, value)."""
+    _, dense = bk.bucket_counts(plan)
+    g, x = np.nonzero(dense)
+    order = np.lexsort((x, ids[g]))
+    return ids[g][order], x[order], dense[g, x][order]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(counts_st, st.floats(1, 16), st.integers(4, 50), st.sampled_from(["two", "multi"]),
+       st.integers(0, 2 ** 31 - 1), st.sampled_from([1, 7, 64, 1 << 20]))
+def test_published_cells_are_the_dense_cells_sorted_by_id(counts, theta, max_size, method, seed, block):
+    """Same cells, counts and order as the dense table sorted, for any block size (1 record: a bucket a block)."""
+    plan = _plan(counts, theta, max_size, method)
+    n_buckets = int(bk.classes_by_size(plan)[1].sum())
+    ids = np.random.default_rng(seed).permutation(n_buckets)
+    old = bk.CELL_RECORDS
+    bk.CELL_RECORDS = block
+    try:
+        bid, value, count = bk.published_cells(plan, ids)
+    finally:
+        bk.CELL_RECORDS = old
+    ref = _reference(plan, ids)
+    assert np.array_equal(bid, ref[0]) and np.array_equal(value, ref[1]) and np.array_equal(count, ref[2])
+    assert value.dtype == (np.uint8 if len(counts) <= 255 else np.uint16)
+    assert bid.dtype == count.dtype == np.int64
+    # and the unpermuted entries are the same cells bucket by bucket
+    g, x, c, sizes = bk.bucket_entries(plan)
+    assert np.array_equal(np.bincount(g, weights=c, minlength=n_buckets), sizes)
+    assert np.array_equal(np.lexsort((x, g)), np.arange(len(g)))
+
+
+def test_published_cells_fall_back_to_a_sort_when_the_bits_do_not_fit(monkeypatch):
+    plan = _plan([40, 7, 300, 0, 12], 4, 20, "multi")
+    ids = np.random.default_rng(3).permutation(int(bk.classes_by_size(plan)[1].sum()))
+    fast = bk.published_cells(plan, ids)
+    monkeypatch.setattr(bk, "classes_by_size", lambda p, f=bk.classes_by_size: _wide(f(p)))
+    slow = bk.published_cells(plan, ids)
+    assert all(np.array_equal(a, b) for a, b in zip(fast, slow))
+
+
+def _wide(classes):
+    """The same classes with one absurd bucket size added (no bucket), so the packed bits exceed 63."""
+    per, nb, size = classes
+    return (np.vstack([per, np.zeros((1, per.shape[1]), dtype=np.int64)]), np.append(nb, 0),
+            np.append(size, 2 ** 62))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(counts_st, st.floats(1, 16), st.integers(4, 40), st.integers(0, 2 ** 31 - 1))
+def test_slot_buckets_with_ids_are_the_ids_of_the_slot_buckets(counts, theta, max_size, seed):
+    plan = _plan(counts, theta, max_size, "multi")
+    ids = np.random.default_rng(seed).permutation(int(bk.classes_by_size(plan)[1].sum())).astype(np.uint32)
+    got = bk.slot_buckets(plan, ids)
+    assert got.dtype == np.uint32 and np.array_equal(got, ids[bk.slot_buckets(plan)])
+
+
+@pytest.fixture(scope="module")
+def census():
+    return bind(load_table("census:6000"), "occupation", ["age", "sex", "race", "education"])
+
+
+@pytest.mark.parametrize("raw", [{"theta": 8.0}, {"theta": 3.0, "sigma": 1}, {"theta": 30.0}])
+def test_guarantee_and_page_counts_are_the_same_in_small_blocks(monkeypatch, census, raw):
+    """The verdict (figures included) and the page's exposure and SA counts do not depend on the block size."""
+    from pages.ui import data as uidata
+    from pages.ui.views import bucketization as view
+
+    release = mechanisms.sanitize(census, "bucketization", raw, 5)
+    mech = mechanisms.get("bucketization")
+    values = mech.resolve(raw)
+    whole = mech.guarantee(census, values, release)
+    exposed = view.exposure(release, census)
+    counts = uidata.release_sa_counts(release, census)
+    monkeypatch.setattr(bmod, "CELL_BLOCK", 5)
+    monkeypatch.setattr(view, "CELL_BLOCK", 5)
+    monkeypatch.setattr(uidata, "BLOCK_ROWS", 7)
+    assert mech.guarantee(census, values, release) == whole
+    small = view.exposure(release, census)
+    assert np.array_equal(small.revealed, exposed.revealed)
+    assert np.array_equal(small.revealed_size1, exposed.revealed_size1)
+    name, got = uidata.release_sa_counts(release, census)
+    assert name == counts[0] and np.array_equal(got, counts[1])
+    st_t = release.tables["st"]
+    assert np.array_equal(got, np.bincount(st_t.columns[census.sa], weights=st_t.columns["count"],
+                                           minlength=census.m))
+    sizes = bmod.bucket_sizes(release)
+    assert np.array_equal(sizes, np.bincount(release.tables["qit"].columns["bid"]))
+    assert bmod.bucket_sizes(release) is sizes  # counted once per release
+
+
+def test_a_plan_without_in_order_is_applied_batch_by_batch(census):
+    """The default hook says None; a release is the same whichever path the engine takes (see
+    tests/test_record_memo.py for bucketization's own)."""
+    plan = mechanisms.get("uniform").plan(LazyCombos(census), mechanisms.get("uniform").resolve({}), 5)
+    assert type(plan).in_order is Plan.in_order and plan.in_order(np.arange(census.n)) is None
+    bplan = mechanisms.get("bucketization").plan(LazyCombos(census), mechanisms.get("bucketization").resolve({}), 5)
+    assert bplan.in_order(np.arange(census.n)) is None  # no memo (the CLI): batch by batch
+
+
+def test_freeze_startup_runs_once(monkeypatch):
+    monkeypatch.setattr(lru, "_FROZEN", [False])
+    gc.unfreeze()
+    before = gc.get_freeze_count()
+    try:
+        assert lru.freeze_startup() is True
+        assert gc.get_freeze_count() > before
+        assert lru.freeze_startup() is False
+    finally:
+        gc.unfreeze()
