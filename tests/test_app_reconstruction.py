@@ -197,3 +197,20 @@ def test_error_experiment_on_the_query_error_page():
     table = frame_with(at, "RP / UP (large)")
     assert list(table["p"]) == [0.14, 0.22, 0.30, 0.38, 0.46]
     assert (table["violating groups under RP (%)"] == 0).all()
+
+
+def test_sanitize_scatter_says_when_it_draws_fewer_points(monkeypatch):
+    """Adult's micro groups make fewer than 1,000 distinct (share, size) points of each colour: nothing is
+    thinned and the caption says nothing of it; at 100 points a colour it says so (the legend names the counts,
+    tests/test_reconstruction_experiments.py)."""
+    at = app(SANITIZE, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
+    no_exception(at)
+    assert "at most 1,000 points" not in " ".join(c.value for c in at.caption)
+    from pages.ui.views import reconstruction as view
+
+    monkeypatch.setattr(view, "SCATTER_POINTS", 100)
+    at = app(SANITIZE, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
+    no_exception(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Each colour draws at most 100 points" in captions
+    assert "the table below lists every resampled group" in captions

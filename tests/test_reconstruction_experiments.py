@@ -261,8 +261,8 @@ def test_output_perturbation_ratio_formula():
 
 
 def test_group_scatter_draws_each_point_once_with_its_number_of_groups():
-    """Groups at the same (share, size) are one point whose hover counts them; every group is counted once and
-    a resampled group is never thinned away."""
+    """Groups at the same (share, size) are one point whose hover counts them; every group is counted once; a
+    trace thinned to ``max_points`` says so in its legend entry, and one that is not does not."""
     from core.experiments.seed001 import group_scatter
 
     rng = np.random.default_rng(11)
@@ -277,4 +277,10 @@ def test_group_scatter_draws_each_point_once_with_its_number_of_groups():
         assert set(zip(trace.x, trace.y)) == want and len(trace.x) == len(want)
     assert len(passes.x) < (~rs).sum() / 50  # 47,500 groups, at most 39 * 40 / 2 points
     thin = group_scatter(size, top, rs, np.linspace(0, 1, 5), np.full(5, 10.0), "chernoff", max_points=50)
-    assert len(thin.data[0].x) == 50 and len(thin.data[1].x) == len(resampled.x)
+    assert len(thin.data[0].x) == len(thin.data[1].x) == 50
+    assert thin.data[0].name == f"passes the test (plain UP): 50 of {len(passes.x):,} points drawn"
+    assert thin.data[1].name == f"resampled by Algorithm 1: 50 of {len(resampled.x):,} points drawn"
+    assert passes.name == "passes the test (plain UP)" and resampled.name == "resampled by Algorithm 1"
+    # evenly along the (share, size) order: the first and last distinct points are kept
+    assert (thin.data[0].x[0], thin.data[0].y[0]) == (passes.x[0], passes.y[0])
+    assert (thin.data[0].x[-1], thin.data[0].y[-1]) == (passes.x[-1], passes.y[-1])

@@ -122,8 +122,10 @@ class BucketPlan(Plan):
     of theta since they depend on the seed and the SA values only; the
     plan then needs no rank (``rank_by=None``), and a record's bucket is
     its slot's (:func:`core.bucketing.slot_buckets`, computed once for the
-    whole table when the first batch is applied).  Dropped when the plan is
-    pickled (the Dask engine ranks the records itself).
+    whole table when the first batch is applied).  With the memo the plan
+    also gives its column in published order at once (:meth:`in_order`).
+    Slots and memo are dropped when the plan is pickled (the Dask engine
+    ranks the records itself).
     """
 
     def __init__(self, seed: int, setting: bk.Bucketing, bid: np.ndarray, offset: np.ndarray | None = None,
@@ -331,8 +333,9 @@ class Bucketization(Mechanism):
     def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> BucketPlan:
         """Setting and class counts from the SA counts; records dealt by rank (:func:`core.bucketing.assign_ranked`).
 
-        Every bucket's counts per value follow from the class counts (RRA,
-        :func:`core.bucketing.bucket_entries`), so the ST is built here; the
+        Every bucket's counts per value follow from the class counts (RRA),
+        so the ST is built here, already sorted by (bucket id, value)
+        (:func:`core.bucketing.published_cells`); the
         bucket ids are a random permutation drawn at group level
         (:func:`core.shuffle.relabel`, purpose ``"bucket/bid"``) and the fakes
         of ``sigma > 0`` are drawn per (bucket, value) (purpose

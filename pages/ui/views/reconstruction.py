@@ -17,6 +17,9 @@ from core.mechanisms.reconstruction import analyse, group_labels, micro_groups, 
 from core.release import Release
 from core.table import Dataset
 
+#: distinct points drawn of each colour in the micro-group scatter (:func:`core.experiments.seed001.group_scatter`)
+SCATTER_POINTS = 1_000
+
 
 def render(release: Release, data: Dataset) -> None:
     prm, priv = release.params, release.privacy
@@ -41,11 +44,15 @@ def render(release: Release, data: Dataset) -> None:
 
     curve_f = 1 / data.m + (1 - 1 / data.m) * np.arange(201) / 200
     fig = group_scatter(g.size, g.top_frequency, rs, curve_f, threshold(curve_f, p, data.m, lam, delta, family),
-                        family)
+                        family, max_points=SCATTER_POINTS)
     st.plotly_chart(fig, key="recon_scatter")
+    thinned = any("points drawn" in (trace.name or "") for trace in fig.data)
     st.caption(
         f"Each point is a micro group (or several with the same size and share: hover for how many): how many "
-        f"records it has and how much its most frequent sensitive value dominates. Groups above the dashed threshold are open to reconstruction under plain uniform "
+        f"records it has and how much its most frequent sensitive value dominates. "
+        + (f"Each colour draws at most {SCATTER_POINTS:,} points, evenly along the share (the legend says how many of how many); "
+           "the table below lists every resampled group. " if thinned else "")
+        + f"Groups above the dashed threshold are open to reconstruction under plain uniform "
         f"perturbation: an attacker's estimate of their values would likely be within λ = {lam:g} of the truth. "
         f"Those {int(rs.sum()):,} groups (orange) were resampled: only about s_g of their records were "
         f"randomised. The more a value dominates, the smaller the group that gives it away.")
