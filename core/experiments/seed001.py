@@ -357,10 +357,11 @@ def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.nda
     hover.  Each trace (groups that pass, groups resampled) draws at most
     ``max_points`` distinct points, thinned evenly along their (share,
     size) order (deterministic), and its legend entry then says how many of
-    how many are drawn: chromium draws WebGL points in software without a
-    GPU, and a census 5M slider move spent about 0.06 s per thousand points
-    (8,500 distinct points: 1.15 s a move; 2,000: 0.77 s).  The Sanitize
-    page lists every resampled group in its table.
+    how many are drawn.  Drawn as SVG, not WebGL: chromium without a GPU
+    draws WebGL in software, and a WebGL scatter cost about 0.7 s of every
+    census 5M slider move whatever its number of points (1.19 s a move with
+    400 or 2,000 points), where SVG with at most 2,000 points answers in
+    0.72 s.  The Sanitize page lists every resampled group in its table.
     """
     fig = go.Figure()
     size, top_frequency = np.asarray(size), np.asarray(top_frequency, dtype=float)
@@ -371,7 +372,7 @@ def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.nda
             name = f"{name}: {max_points:,} of {points.shape[1]:,} points drawn"
             keep = np.linspace(0, points.shape[1] - 1, max_points).astype(int)
             points, groups = points[:, keep], groups[keep]
-        fig.add_trace(go.Scattergl(
+        fig.add_trace(go.Scatter(
             x=points[0], y=points[1], customdata=groups, mode="markers", name=name,
             marker={"color": colour, "size": 5, "opacity": 0.55},
             hovertemplate="top value share %{x:.1%}<br>%{y:,} records<br>%{customdata:,} group(s)<extra>"
