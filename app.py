@@ -13,6 +13,6 @@ import streamlit as st
 from core.lru import freeze_startup
 from pages.ui.layout import PAGES
 
+freeze_startup()  # once per process, before any session's data exists: the modules leave the collector's full scans
 st.navigation([st.Page(path, title=title, icon=icon, default=(i == 0))
                for i, (path, title, icon) in enumerate(PAGES)]).run()
-freeze_startup()  # once per process: the libraries' objects leave the collector's full scans

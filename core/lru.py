@@ -423,15 +423,14 @@ _FROZEN = [False]
 def freeze_startup() -> bool:
     """Move the objects alive now out of the cyclic collector's scans (:func:`gc.freeze`), once per process.
 
-    Called by ``app.py`` after the server's first page run, when the
-    modules, classes and library tables of streamlit, pandas, plotly and
-    the core (about 180,000 objects) are loaded.  Every full collection
-    (generation 2, which a rerun's new objects trigger every move or two)
-    otherwise walks them all: about 0.1 s each after a census 5M slider
-    move has flushed the caches.  They live as long as the process anyway;
-    a collection runs first so that no garbage is frozen, and objects that
-    are freed later by their reference counts still go.  True the first
-    time.
+    Called by ``app.py`` before the server's first page run, once the
+    pages' modules are imported: the modules, classes and library tables of
+    streamlit, pandas, plotly and the core (about 160,000 objects), and no
+    session's data yet.  Every full collection (generation 2, which a
+    rerun's new objects trigger every move or two) otherwise walks them
+    all: about 0.1 s each after a census 5M slider move has flushed the
+    caches.  They live as long as the process anyway; a collection runs
+    first so that no garbage is frozen.  True the first time.
     """
     with _LARGE_LOCK:
         if _FROZEN[0]:
