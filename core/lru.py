@@ -441,6 +441,26 @@ def freeze_startup() -> bool:
     return True
 
 
+def frozen() -> bool:
+    """Whether :func:`freeze_startup` has run in this process."""
+    return _FROZEN[0]
+
+
+def refreeze() -> None:
+    """With no session left: collect everything, frozen objects included, then freeze what is alive again.
+
+    Called when the last session has closed and every cached result is
+    dropped (:mod:`pages.ui.cached`), so what is alive is the modules and
+    no session's data.  Some objects frozen earlier become garbage in
+    reference cycles (the collector does not look at frozen objects):
+    bench/load.py left the server at 1.19-1.22x its starting memory with the
+    startup freeze alone, 1.15x with this.
+    """
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
 def give_back_memory() -> None:
     """Collect garbage, then hand freed heap pages back to the system.
 

@@ -257,6 +257,8 @@ def _close_if_gone(sid: str) -> None:
         _SCHEDULED.discard(sid)
         live = len(_LIVE)
     _purge(sid, everything=not live)
+    if not live and core_lru.frozen():
+        core_lru.refreeze()  # no session's data alive: frozen garbage collected, the modules frozen again
     give_back_memory()
     kept = sum(lru.total for lru in _STORES)
     _LOG.info("Closed session %s after %.0f s disconnected; %d live, %.1f MB cached.", sid, since, live,
