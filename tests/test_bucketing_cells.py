@@ -129,11 +129,14 @@ def test_guarantee_and_page_counts_are_the_same_in_small_blocks(monkeypatch, cen
     assert bmod.bucket_sizes(release) is sizes  # counted once per release
 
 
-def test_a_plan_without_in_order_is_applied_batch_by_batch(census):
+def test_a_plan_without_in_order_is_applied_batch_by_batch(monkeypatch, census):
     """The default hook says None; a release is the same whichever path the engine takes (see
     tests/test_record_memo.py for bucketization's own)."""
     plan = mechanisms.get("uniform").plan(LazyCombos(census), mechanisms.get("uniform").resolve({}), 5)
     assert type(plan).in_order is Plan.in_order and plan.in_order(np.arange(census.n)) is None
+    from core.engine import memo as record_memo
+
+    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)  # as in the CLI (the app's pages install one)
     bplan = mechanisms.get("bucketization").plan(LazyCombos(census), mechanisms.get("bucketization").resolve({}), 5)
     assert bplan.in_order(np.arange(census.n)) is None  # no memo (the CLI): batch by batch
 
