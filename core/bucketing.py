@@ -1052,8 +1052,6 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     of three columns by an argsort).  Values come back in the SA codes'
     narrow type (:func:`core.table.code_dtype`).
     """
-    from .table import code_dtype
-
     per, nb, size = classes_by_size(plan)
     k, m = per.shape
     xbits = max(1, int(m - 1).bit_length())
@@ -1062,8 +1060,7 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     gbits = max(1, int(max(len(ids) - 1, 0)).bit_length())
     if gbits + xbits + cbits > 63:
         g, x, c, _ = bucket_entries(plan)
-        order = np.argsort(ids[g] * m + x, kind="stable")
-        return ids[g][order], x[order].astype(code_dtype(m)), c[order]
+        return sort_cells(ids[g], x, c, len(ids), m)
     # a value with c records in a class of b buckets is in min(b, c) of them (consecutive positions, mod b)
     packed = np.empty(int(np.minimum(per, nb[:, None]).sum()), dtype=np.int64)
     at = offset = 0
@@ -1088,6 +1085,43 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     if at != len(packed):
         raise ValueError(f"{at} cells built where the counts give {len(packed)}")
     packed.sort()
+    return _unpack(packed, xbits, cbits, m)
+
+
+def sort_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cells ``(bucket, value, count)`` sorted by (bucket, value) (the pairs are distinct); values in the SA
+    codes' narrow type (:func:`core.table.code_dtype`), buckets and counts as int64.
+
+    Each cell is packed into one int64 (bucket, value and count bits) and
+    the packed numbers sorted, which orders them as the pairs do and needs
+    no gather of three columns by an argsort; the same order as
+    ``argsort(g * m + x)``, which it falls back to when the bits do not fit
+    63.  For cells that come unordered (an ST with fakes);
+    :func:`published_cells` packs the bucketing's own cells as it builds
+    them.
+    """
+    from .table import code_dtype
+
+    g, x, c = (np.asarray(a, dtype=np.int64) for a in (g, x, c))
+    cbits = max(1, int(c.max(initial=0)).bit_length())
+    xbits = max(1, int(m - 1).bit_length())
+    gbits = max(1, int(max(n_buckets - 1, 0)).bit_length())
+    if len(c) and int(c.min()) < 0 or gbits + xbits + cbits > 63:
+        order = np.argsort(g * m + x)
+        return g[order], x[order].astype(code_dtype(m)), c[order]
+    packed = g << np.int64(xbits + cbits)
+    packed |= x << np.int64(cbits)
+    packed |= c
+    packed.sort()
+    return _unpack(packed, xbits, cbits, m)
+
+
+def _unpack(packed: np.ndarray, xbits: int, cbits: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(bucket, value, count)`` of cells packed as ``bucket << (xbits + cbits) | value << cbits | count``
+    (``packed`` becomes the bucket column, in place)."""
+    from .table import code_dtype
+
     count = packed & np.int64((1 << cbits) - 1)
     packed >>= np.int64(cbits)
     value = np.empty(len(packed), dtype=code_dtype(m))

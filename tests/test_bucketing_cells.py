@@ -175,3 +175,14 @@ def test_refreeze_collects_frozen_garbage(monkeypatch):
         assert probe() is None
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("n_buckets", [5_000, 2 ** 60])  # packed, and the argsort when the bits do not fit
+def test_sort_cells_orders_unordered_cells_by_bucket_then_value(n_buckets):
+    rng = np.random.default_rng(4)
+    pairs = rng.choice(5_000 * 40, 20_000, replace=False)
+    g, x, c = pairs // 40, pairs % 40, rng.integers(1, 60, 20_000)
+    bid, value, count = bk.sort_cells(g, x, c, n_buckets, 40)
+    order = np.lexsort((x, g))
+    assert np.array_equal(bid, g[order]) and np.array_equal(value, x[order]) and np.array_equal(count, c[order])
+    assert value.dtype == np.uint8 and bid.dtype == count.dtype == np.int64
