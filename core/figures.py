@@ -7,9 +7,12 @@ with ``fig.to_html(include_plotlyjs="cdn")``.
 
 Conventions: every axis title carries its unit; a figure's title says what
 is drawn, the caption beside it (written by the caller) says what to look
-for.  Each mechanism has one fixed colour (:data:`MECHANISM_COLOURS`), the
-same in every figure and experiment; other series (bands, curves) take the
-qualitative palette in a fixed order.
+for.  Each mechanism has one fixed colour and marker shape
+(:mod:`core.palette`), the same in every figure, experiment and the report;
+other series (bands, curves) take the qualitative palette in a fixed order,
+and bar series of one chart differ by fill pattern too, so colour never
+carries meaning alone.  :func:`figure_table` gives any figure's numbers as a
+table (the text alternative of pages and report).
 """
 
 from __future__ import annotations
@@ -21,48 +24,13 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-#: qualitative palette (Okabe-Ito, colour-blind safe), in assignment order
-PALETTE = (
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#882255", "#000000",
-    "#999999", "#C4A000",
-)
-#: colour of the truth (the original table, the exact value)
-TRUTH = "#333333"
+from . import palette
+from .palette import BREAKS, BREAKS_PATTERN, MEETS, PALETTE, TRUTH  # noqa: F401  (re-exported: older callers)
 
-#: one fixed colour per mechanism (registry name), used by every figure that colours by mechanism:
-#: Okabe-Ito's seven plus wine, dark yellow, indigo and brown (eleven mechanisms, ten palette colours).
-#: Related mechanisms get related hues only where they are told apart by name anyway (UP blue, RP sky).
-MECHANISM_COLOURS = {
-    "uniform": "#0072B2",
-    "reconstruction": "#56B4E9",
-    "sdr": "#D55E00",
-    "splu": "#E69F00",
-    "bucketization": "#CC79A7",
-    "anatomy": "#009E73",
-    "ambiguity": "#882255",
-    "priview": "#C4A000",
-    "dbr": "#999999",
-    "laplace": "#332288",
-    "mondrian": "#8C510A",
-}
-#: one marker per mechanism on the risk-utility map, so colour is not the only cue (the star marks a choice)
-MECHANISM_SYMBOLS = {
-    "uniform": "circle", "reconstruction": "bowtie", "sdr": "square", "splu": "diamond",
-    "bucketization": "triangle-up", "anatomy": "triangle-down", "ambiguity": "pentagon", "priview": "hexagon",
-    "dbr": "cross", "laplace": "x", "mondrian": "hourglass",
-}
-
-
-def mechanism_colour(key: str) -> str | None:
-    """The fixed colour of a mechanism given its registry name or its title (None if neither)."""
-    if key in MECHANISM_COLOURS:
-        return MECHANISM_COLOURS[key]
-    from .mechanisms import MECHANISMS
-
-    for name, mech in MECHANISMS.items():
-        if mech.title == key:
-            return MECHANISM_COLOURS.get(name)
-    return None
+#: one fixed colour and one marker shape per mechanism: :mod:`core.palette` holds them (and their caption words)
+MECHANISM_COLOURS = palette.COLOURS
+MECHANISM_SYMBOLS = palette.SYMBOLS
+mechanism_colour = palette.colour
 
 _DASHES = {"dash", "dot", "dashdot", "longdash", "longdashdot", "solid"}
 
@@ -177,6 +145,7 @@ def sa_before_after(labels: Sequence, before: np.ndarray, after: np.ndarray, sa:
     fig.add_trace(go.Bar(x=names, y=before, name="original", marker_color=TRUTH,
                          hovertemplate="%{x}<br>original: %{y:,.0f} records<extra></extra>"))
     fig.add_trace(go.Bar(x=names, y=after, name=after_label, marker_color=PALETTE[1],
+                         marker_pattern_shape=palette.pattern(1),
                          hovertemplate="%{x}<br>" + after_label + ": %{y:,.1f} records<extra></extra>"))
     fig.update_layout(barmode="group")
     fig.update_xaxes(type="category")
@@ -321,6 +290,7 @@ def band_errors(bands: Sequence[str], errors: Mapping[str, Sequence[float | None
         shown = user_text(name)  # a pin's name is user text: shown as typed, never as markup
         fig.add_trace(go.Bar(
             x=list(bands), y=y, name=shown, marker_color=mechanism_colour(name) or PALETTE[i % len(PALETTE)],
+            marker_pattern_shape=palette.pattern(i),  # series told apart by pattern too, not by colour alone
             hovertemplate=f"{shown}<br>%{{x}}: mean relative error %{{y:.3g}}<extra></extra>",
         ))
     fig.update_layout(barmode="group")
@@ -397,8 +367,6 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
 # ---------------------------------------------------------------- values against a bound
 #: values this close to their bound count as at the bound (c/|G| and |G|/prod|dom| carry float noise)
 BOUND_TOLERANCE = 1e-12
-#: colours of bars that meet a bound and of bars that break it
-MEETS, BREAKS = "#0072B2", "#D55E00"
 
 
 def bound_bins(values: np.ndarray, bound: float, bins: int = 40) -> tuple[np.ndarray, float, np.ndarray]:
@@ -446,13 +414,14 @@ def bound_histograms(presence: np.ndarray, association: np.ndarray, alpha: float
     for col, (vals, bound, name) in enumerate(((presence, alpha, "α"), (association, beta, "β")), start=1):
         left, width, counts = bound_bins(vals, bound)
         above = left >= float(bound) - BOUND_TOLERANCE
-        for mask, colour, text in ((~above, MEETS, "groups meeting the bound"),
-                                   (above, BREAKS, "groups above the bound")):
+        for mask, colour, hatch, text in ((~above, MEETS, "", "groups meeting the bound"),
+                                          (above, BREAKS, BREAKS_PATTERN, "groups above the bound")):
             keep = mask & (counts > 0)
             if not keep.any():
                 continue
             fig.add_trace(go.Bar(
                 x=(left[keep] + width / 2).tolist(), y=counts[keep].tolist(), width=width, marker_color=colour,
+                marker_pattern_shape=hatch,
                 name=text, legendgroup=text, showlegend=text not in shown,
                 customdata=np.stack([left[keep], left[keep] + width], axis=1).tolist(),
                 hovertemplate=f"{name}: (%{{customdata[0]:.4g}}, %{{customdata[1]:.4g}}]<br>%{{y:,}} groups"
@@ -529,11 +498,14 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
             line={"color": colour, "width": 1},
             hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
         ))
-    if any(getattr(p, "verdict", None) == "fails" for p in points):
-        fig.add_trace(go.Scatter(x=[np.nan], y=[np.nan], mode="markers", hoverinfo="skip",
-                                 name="hollow: does not meet its own guarantee",
-                                 marker={"symbol": "circle-open", "size": 10, "color": TRUTH,
-                                         "line": {"color": TRUTH, "width": 2}}))
+    failing = [i for i, p in enumerate(points) if getattr(p, "verdict", None) == "fails"]
+    if failing:  # hollow and crossed through: a different shape, not only a different fill (WCAG 1.4.1)
+        fig.add_trace(go.Scatter(
+            x=[np.nan if (v := getattr(points[i], risk)) is None else v for i in failing],
+            y=[np.nan if (v := getattr(points[i], utility)) is None else v for i in failing],
+            mode="markers", hoverinfo="skip", name="hollow and crossed: does not meet its own guarantee",
+            customdata=failing,  # a click on the cross selects the point under it
+            marker={"symbol": palette.FAILS_SYMBOL, "size": 16, "color": TRUTH, "line": {"color": TRUTH, "width": 1.5}}))
     if front:
         fx = [getattr(points[i], risk) for i in front]
         fy = [getattr(points[i], utility) for i in front]

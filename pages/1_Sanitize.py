@@ -7,6 +7,7 @@ import streamlit as st
 from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
+from core.palette import PALETTE, TRUTH, colour_name
 from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
 from pages.ui import cached, state, views
@@ -239,7 +240,7 @@ if counts is not None:
     st.plotly_chart(fig, key="chart_before_after")
     gap = float(abs(after - data.sa_counts).sum()) / 2
     st.caption(
-        f"Look at how far the coloured bars move from the grey ones: that is how much the published "
+        f"Look at how far the {colour_name(PALETTE[1])} hatched bars move from the {colour_name(TRUTH)} ones: that is how much the published "
         f"per-value totals differ from the truth ({gap:,.0f} of {data.n:,} records, {gap / data.n:.1%}, "
         f"would have to change value to turn one into the other). Totals staying close while individual "
         f"rows change is what lets counts over many people stay useful.")

@@ -10,6 +10,7 @@ import streamlit as st
 from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
+from core.palette import TRUTH, colour_name
 from core.recommend import SETTINGS
 from core.report import PIN_WORKLOAD, build as build_report
 from core.risk import sweep_jobs
@@ -174,7 +175,7 @@ if ran:
             found = uidata.release_sa_counts(r["release"], data)
             published[n] = None if found is None else found[1]
         st.plotly_chart(figures.sa_overlay(data.sa_labels, data.sa_counts, published, data.sa), key="compare_sa")
-        st.caption("Grey bars: the original table. Each line: one pinned release's records per sensitive value "
+        st.caption(f"{colour_name(TRUTH).capitalize()} bars: the original table. Each line: one pinned release's records per sensitive value "
                    "(summed over its published table that carries the SA).")
 
 # ------------------------------------------------------------------ decision

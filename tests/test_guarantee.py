@@ -399,7 +399,7 @@ def test_points_that_fail_their_guarantee_are_hollow():
     traces = {t.name: t for t in fig.data}
     assert list(traces["mondrian"].marker.symbol) == ["hourglass-open", "hourglass"]
     assert list(traces["anatomy"].marker.symbol) == ["triangle-down"]
-    assert "hollow: does not meet its own guarantee" in traces
+    assert "hollow and crossed: does not meet its own guarantee" in traces
     assert "guarantee: does not meet it" in traces["mondrian"].hovertext[0]
     clean = figures.risk_utility_map(points[1:])
     assert not any("hollow" in (t.name or "") for t in clean.data)  # no legend entry without a failing point

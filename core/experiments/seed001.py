@@ -365,8 +365,8 @@ def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.nda
     """
     fig = go.Figure()
     size, top_frequency = np.asarray(size), np.asarray(top_frequency, dtype=float)
-    for name, on, colour in (("passes the test (plain UP)", ~np.asarray(resampled, bool), PALETTE[0]),
-                             ("resampled by Algorithm 1", np.asarray(resampled, bool), PALETTE[1])):
+    for name, on, colour, shape in (("passes the test (plain UP)", ~np.asarray(resampled, bool), PALETTE[0], "circle"),
+                                    ("resampled by Algorithm 1", np.asarray(resampled, bool), PALETTE[1], "diamond")):
         points, groups = np.unique(np.stack([top_frequency[on], size[on].astype(float)]), axis=1, return_counts=True)
         if points.shape[1] > max_points:
             name = f"{name}: {max_points:,} of {points.shape[1]:,} points drawn"
@@ -374,7 +374,7 @@ def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.nda
             points, groups = points[:, keep], groups[keep]
         fig.add_trace(go.Scatter(
             x=points[0], y=points[1], customdata=groups, mode="markers", name=name,
-            marker={"color": colour, "size": 5, "opacity": 0.55},
+            marker={"color": colour, "size": 5 if shape == "circle" else 7, "opacity": 0.55, "symbol": shape},
             hovertemplate="top value share %{x:.1%}<br>%{y:,} records<br>%{customdata:,} group(s)<extra>"
                           + name.split(":")[0] + "</extra>"))
     fig.add_trace(go.Scatter(x=curve_f, y=curve_s, mode="lines", name=f"size threshold s_g ({family} bounds)",
@@ -402,8 +402,8 @@ def estimate_histogram(up: np.ndarray, rp: np.ndarray | None, f: float, lam: flo
     fig = go.Figure()
     lo = min(float(np.min(up)), float(np.min(rp)) if rp is not None else 1.0, (1 - lam) * f) - 0.02
     hi = max(float(np.max(up)), float(np.max(rp)) if rp is not None else 0.0, (1 + lam) * f) + 0.02
-    for name, est, step, colour in (("plain UP", up, steps[0], mechanism_colour("uniform")),
-                                    ("RP (Algorithm 1)", rp, steps[1], mechanism_colour("reconstruction"))):
+    for name, est, step, colour, hatch in (("plain UP", up, steps[0], mechanism_colour("uniform"), ""),
+                                           ("RP (Algorithm 1)", rp, steps[1], mechanism_colour("reconstruction"), "/")):
         if est is None:
             continue
         width = max((hi - lo) / 60, step or 0.0)
@@ -414,6 +414,7 @@ def estimate_histogram(up: np.ndarray, rp: np.ndarray | None, f: float, lam: flo
         centres = (edges[:-1] + edges[1:]) / 2
         fig.add_trace(go.Bar(
             x=centres, y=100 * density, width=width, name=name, marker_color=colour, opacity=0.6,
+            marker_pattern_shape=hatch,  # RP hatched: the two differ by more than colour
             customdata=np.stack([edges[:-1], edges[1:], 100 * counts / len(est)], axis=1),
             hovertemplate="estimate %{customdata[0]:.1%} to %{customdata[1]:.1%}: %{customdata[2]:.1f}% of "
                           "releases<extra>" + name + "</extra>"))

@@ -20,10 +20,15 @@ from core.experiments.seed001 import estimate_histogram
 from core.mechanisms import get
 from core.mechanisms.reconstruction import (
     analyse, group_labels, micro_groups, simulate_group, tail_bounds)
+from core.palette import colour_name
 from core.table import Dataset
 from pages.ui import cached, state
 from pages.ui.fmt import md
 from pages.ui.params import param_inputs, set_values
+
+#: how the histogram's captions name its two series: the drawn colour (core.palette) and the fill
+UP_BARS = f"{colour_name('uniform').capitalize()} plain bars"
+RP_BARS = f"{colour_name('reconstruction')} hatched bars"
 
 TITLE = "Micro-group reconstruction (seed 001)"
 ORDER = 10
@@ -200,16 +205,16 @@ def render(data: Dataset) -> None:
                                            steps=(1 / (size * p), 1 / (n_sample * p) if n_sample else None)),
                         key=f"{NS}_hist")
         if stuck:
-            st.caption(f"Blue: the attacker's estimate over {releases:,} plain UP releases. This group fails the test "
+            st.caption(f"{UP_BARS}: the attacker's estimate over {releases:,} plain UP releases. This group fails the test "
                        f"even with a single randomised record (s_g = {an.s_g[gid]:.2f} < 1), so Algorithm 1 cannot "
                        f"repair it at these settings: lower p, λ or δ. The dashed lines mark an error of λ = {lam:g} "
                        f"either way.")
         elif rp is None:
-            st.caption(f"Blue: the attacker's estimate over {releases:,} releases. This group passes the test, so RP "
+            st.caption(f"{UP_BARS}: the attacker's estimate over {releases:,} releases. This group passes the test, so RP "
                        f"publishes it exactly as plain UP. The dashed lines mark an error of λ = {lam:g} either way.")
         else:
             st.caption(
-                f"Blue: plain UP ({size:,} independent coin flips); orange: RP, where only {n_sample:,} records are "
+                f"{UP_BARS}: plain UP ({size:,} independent coin flips); {RP_BARS}: RP, where only {n_sample:,} records are "
                 f"randomised and copied back to {size:,} rows. Both are centred on the truth (the estimator stays "
                 f"unbiased), but RP's spread is wider, so an error beyond the dashed lines (λ = {lam:g}) becomes "
                 f"more likely, which is what the privacy notion asks for. Bar heights are densities (bins differ "

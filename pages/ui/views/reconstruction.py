@@ -14,6 +14,7 @@ import streamlit as st
 
 from core.experiments.seed001 import group_scatter
 from core.mechanisms.reconstruction import analyse, group_labels, micro_groups, threshold
+from core.palette import PALETTE, colour_name
 from core.release import Release
 from core.table import Dataset
 
@@ -54,7 +55,7 @@ def render(release: Release, data: Dataset) -> None:
            "the table below lists every resampled group. " if thinned else "")
         + f"Groups above the dashed threshold are open to reconstruction under plain uniform "
         f"perturbation: an attacker's estimate of their values would likely be within λ = {lam:g} of the truth. "
-        f"Those {int(rs.sum()):,} groups (orange) were resampled: only about s_g of their records were "
+        f"Those {int(rs.sum()):,} groups ({colour_name(PALETTE[1])} diamonds) were resampled: only about s_g of their records were "
         f"randomised. The more a value dominates, the smaller the group that gives it away.")
 
     if not rs.any():  # the verdict above says the release is UP under another name
