@@ -48,6 +48,8 @@ __all__ = [
     "risk_utility_map",
     "bound_bins",
     "bound_histograms",
+    "figure_summary",
+    "figure_table",
 ]
 
 
@@ -544,3 +546,115 @@ def _pct(v) -> str:
 
 def _num(v) -> str:
     return "n/a" if v is None else f"{v:.3g}"
+
+
+# ---------------------------------------------------------------- text alternatives (WCAG 1.1.1)
+_KINDS = {"bar": "Bar chart", "histogram": "Histogram", "scatter": "Chart", "scattergl": "Scatter plot"}
+
+
+def plain_text(label) -> str:
+    """Plotly label text as plain text: ``<br>`` a space, other tags dropped, entities read (``&lt;`` is ``<``)."""
+    import html
+    import re
+
+    text = re.sub(r"<br\s*/?>", " ", str(label or ""), flags=re.I)
+    return html.unescape(re.sub(r"<[^>]+>", "", text)).strip()
+
+
+def _axis_title(fig: go.Figure, axis: str) -> str:
+    ax = getattr(fig.layout, axis, None)
+    return plain_text(ax.title.text) if ax is not None and ax.title and ax.title.text else ""
+
+
+def _shown(trace) -> bool:
+    """A trace with something drawn (legend placeholders hold only NaN)."""
+    values = trace.y if getattr(trace, "y", None) is not None else getattr(trace, "x", None)
+    if values is None:
+        return False
+    arr = np.asarray(values, dtype=object).ravel()
+    return any(v is not None and not (isinstance(v, float) and math.isnan(v)) for v in arr)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def figure_summary(fig: go.Figure) -> str:
+    """One sentence saying what a figure draws: its kind and title, its series, what the axes measure.
+
+    The default text alternative of a chart (pages and report); a caller
+    with something more specific to say passes its own sentence.
+
+    >>> figure_summary(band_errors(["1-10", "11-100"], {"uniform": [0.5, 0.1]}))
+    'Bar chart "Mean relative error by query band": 1 series (uniform) over 2 values of query band (true count or selectivity); y axis: mean relative error (log scale).'
+    """
+    traces = [t for t in fig.data if _shown(t)]
+    kinds = {t.type for t in traces}
+    kind = _KINDS.get(kinds.pop(), "Chart") if len(kinds) == 1 else "Chart"
+    title = plain_text(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else ""
+    names = [_clip(plain_text(t.name), 40) for t in traces if t.name]
+    listed = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    x_title, y_title = _axis_title(fig, "xaxis"), _axis_title(fig, "yaxis")
+    xs = {v for t in traces if getattr(t, "x", None) is not None for v in np.asarray(t.x, dtype=object).ravel()}
+    over = f" over {len(xs):,} values of {x_title}" if x_title else ""
+    text = f'{kind} "{title}"' if title else kind
+    text += f": {len(traces)} series" + (f" ({listed})" if listed else "") + over
+    if y_title:
+        text += f"; y axis: {y_title}"
+    return text + "."
+
+
+def figure_table(fig: go.Figure, max_rows: int = 20_000):
+    """The numbers a figure draws, as a ``pandas.DataFrame`` (the "show as table" of pages and report).
+
+    One row per drawn point or bar: the series (the legend name), the
+    panel (a subplot's x-axis title, when the figure has several), x and y
+    under their axis titles, and the hover text when a point carries one
+    (the trade-off map's parameters and measures).  A ``go.Histogram`` of
+    raw values is tabulated as the counts of its bins (numpy's bins, as
+    many as the trace asks, ``nbinsx``; plotly may place its edges a little
+    differently).  Reference lines (``add_vline``) are shapes, not data, and
+    their value is in the caption or annotation.  At most ``max_rows`` rows
+    (evenly thinned), said in a last row.
+    """
+    import pandas as pd
+
+    x_label = _axis_title(fig, "xaxis") or "x"
+    y_label = _axis_title(fig, "yaxis") or "y"
+    if x_label == y_label:
+        x_label, y_label = f"{x_label} (x)", f"{y_label} (y)"
+    panels = {t.xaxis for t in fig.data if getattr(t, "xaxis", None)}
+    rows = []
+    for i, t in enumerate(fig.data):
+        if not _shown(t):
+            continue
+        name = plain_text(t.name) or f"series {i + 1}"
+        if t.type == "histogram" and t.x is not None and t.y is None:
+            v = np.asarray(t.x, dtype=float)
+            v = v[np.isfinite(v)]
+            counts, edges = np.histogram(v, bins=int(t.nbinsx or 40))
+            xs = [f"{a:.4g} to {b:.4g}" for a, b in zip(edges[:-1], edges[1:])]
+            ys = counts.tolist()
+        else:
+            n = len(t.y) if t.y is not None else len(t.x)
+            xs = list(t.x) if t.x is not None else list(range(n))
+            ys = list(t.y) if t.y is not None else [None] * n
+        hover = t.hovertext if getattr(t, "hovertext", None) is not None else getattr(t, "text", None)
+        hover = list(hover) if hover is not None and not isinstance(hover, str) and len(hover) == len(xs) else None
+        panel = _axis_title(fig, "xaxis" + (t.xaxis or "x")[1:]) if len(panels) > 1 else None
+        for j, (x, y) in enumerate(zip(xs, ys)):
+            row = {"series": name}
+            if panel is not None:
+                row["panel"] = panel
+            row[x_label] = plain_text(x) if isinstance(x, str) else x
+            row[y_label] = None if y is None or (isinstance(y, float) and math.isnan(y)) else y
+            if hover is not None:
+                row["details"] = plain_text(hover[j])
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if len(frame) > max_rows:
+        keep = np.linspace(0, len(frame) - 1, max_rows).astype(int)
+        total = len(frame)
+        frame = frame.iloc[keep].reset_index(drop=True)
+        frame.loc[len(frame), "series"] = f"(every {total / max_rows:.1f}th of {total:,} rows shown)"
+    return frame

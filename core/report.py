@@ -158,8 +158,12 @@ class _Figures:
         # "<" only occurs inside JSON strings, where \u003c is the same character: no "</script>" can close the block
         self.specs.append(fig.to_json().replace("<", "\\u003c"))
         height = int(fig.layout.height or 450)
-        return (f'<div class="fig"><div class="plot" id="fig{i}" style="min-height:{height}px"></div></div>'
-                f'<p class="cap">{_e(caption)}</p>')
+        summary = figures.figure_summary(fig)  # the chart's text alternative, its numbers in the table below
+        return (f'<div class="fig" role="group" aria-label="{_e(summary)}">'
+                f'<div class="plot" id="fig{i}" style="min-height:{height}px"></div></div>'
+                f'<p class="cap">{_e(caption)}</p>'
+                f'<details class="cap"><summary>Show as table: {_e(summary)}</summary>'
+                f'{_table(figures.figure_table(fig))}</details>')
 
     def scripts(self) -> str:
         if not self.specs:

@@ -21,6 +21,7 @@ from pages.ui import data as uidata
 from pages.ui.fmt import md
 from pages.ui.params import summary
 from pages.ui.state import exact_values
+from pages.ui.charts import chart
 
 ui.page_setup("Home", "🛡️")
 ss = st.session_state
@@ -221,7 +222,7 @@ m4.metric("Rows dropped (missing values)", f"{data.rows_dropped:,} rows",
 
 left, right = st.columns([3, 2])
 with left:
-    st.plotly_chart(figures.sa_distribution(data.sa_labels, data.sa_counts, data.sa), key="chart_sa")
+    chart(figures.sa_distribution(data.sa_labels, data.sa_counts, data.sa), key="chart_sa")
     largest = data.n // top_count
     st.caption(
         f"Look at the tallest bar: '{md(data.sa_labels[top])}' holds {top_count:,} of {data.n:,} records "

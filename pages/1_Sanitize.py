@@ -15,6 +15,7 @@ from pages.ui import data as uidata
 from pages.ui.fmt import is_number, md, number
 from pages.ui.params import param_inputs, set_values, summary
 from pages.ui.pins import pin_bar
+from pages.ui.charts import chart
 
 ui.page_setup("Sanitize", "🧪")
 ss = st.session_state
@@ -237,7 +238,7 @@ counts = uidata.release_sa_counts(release, data)
 if counts is not None:
     tname, after = counts
     fig = figures.sa_before_after(data.sa_labels, data.sa_counts, after, data.sa, after_label=f"published ({tname})")
-    st.plotly_chart(fig, key="chart_before_after")
+    chart(fig, key="chart_before_after")
     gap = float(abs(after - data.sa_counts).sum()) / 2
     st.caption(
         f"Look at how far the {colour_name(PALETTE[1])} hatched bars move from the {colour_name(TRUTH)} ones: that is how much the published "

@@ -13,6 +13,7 @@ from pages.ui import cached, state
 from pages.ui.data import TableProblem, current_dataset
 from pages.ui.fmt import is_number, md, number, readable, with_unit
 from pages.ui.params import param_inputs
+from pages.ui.charts import chart
 
 ui.page_setup("Bounds", "📈")
 ss = st.session_state
@@ -84,7 +85,7 @@ except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
 
-st.plotly_chart(figures.curve_figure(curve), key="chart_curve")
+chart(figures.curve_figure(curve), key="chart_curve")
 st.caption(curve.caption)
 
 notes = {k: v for k, v in curve.notes.items() if is_number(v)}

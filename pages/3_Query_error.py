@@ -19,6 +19,7 @@ from pages.ui import cached, experiments, state
 from pages.ui.fmt import md, number, param_text
 from pages.ui.params import label as plabel
 from pages.ui.params import param_inputs, summary
+from pages.ui.charts import chart
 
 ui.page_setup("Query error", "🎯")
 #: seed 000 Fig. 12 one click away: census-2sa, SPLU-Gen at γ = 5 with age_interval as second SA, joint queries
@@ -297,7 +298,7 @@ with compare_box:
                                              else number(b["mean_relative_error"], 3) for b in bands]
         st.markdown("**Mean relative error by band** (|estimate − true| / true; lower = more accurate)")
         st.dataframe(pd.DataFrame(table), hide_index=True, key="band_table", placeholder="no query")
-        st.plotly_chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")
+        chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")
         st.caption(_bands_caption(workload))
         st.caption("Settings: " + "; ".join(
             f"{MECHANISMS[n].title} at {md(summary(MECHANISMS[n].params, used[n][0]))} ({used[n][1]})" for n in done)
@@ -319,7 +320,7 @@ if points:
                 by_band[b["name"]].append(b["mean_relative_error"])
         log_x = min(xs) > 0 and max(xs) / min(xs) >= 20
         fig = figures.sweep_errors(xs, by_band, plabel(sparam), log_y=log_y, log_x=log_x)
-        st.plotly_chart(fig, key="chart_sweep")
+        chart(fig, key="chart_sweep")
         direction = {"higher": "to the right", "lower": "to the left"}.get(sparam.safer or "", "")
         small, share, other = _bands_of(workload)
         if small:
@@ -352,7 +353,7 @@ def _scatter(done: dict, workload, kind: str, settings_key: tuple) -> None:
     band = workload.band_of()
     fig = figures.estimate_scatter(ev.true, ev.estimates, band, [b.name for b in workload.bands], texts_q,
                                    title=f"{MECHANISMS[sname].title}: estimated vs true count per query")
-    st.plotly_chart(fig, key="chart_scatter")
+    chart(fig, key="chart_scatter")
     low = int(np.sum(ev.estimates < 0.5))
     st.caption(
         "Each dot is one query (hover for its text). Dots on the dashed line are answered exactly; the "

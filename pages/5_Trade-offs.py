@@ -20,6 +20,7 @@ from pages import ui
 from pages.ui import cached, state
 from pages.ui.fmt import md, number, param_text
 from pages.ui.params import param_inputs
+from pages.ui.charts import chart
 
 ui.page_setup("Trade-offs", "⚖️")
 ss = st.session_state
@@ -220,7 +221,7 @@ t.update(risk=risk_key, utility=util_key, log=bool(log_y))
 front = pareto(points, risk_key, util_key)
 titles = {n: MECHANISMS[n].title for n in MECHANISMS}
 fig = figures.risk_utility_map(points, front, risk_key, util_key, titles, log_y=log_y)
-event = st.plotly_chart(fig, key="chart_map", on_select="rerun", selection_mode="points")
+event = chart(fig, key="chart_map", on_select="rerun", selection_mode="points")
 if points and all(getattr(p, util_key) is None for p in points):
     st.info(f"No setting has a value on the utility axis ({figures.UTILITY_MEASURES[util_key]}): on this table of "
             f"{data.n:,} records no query of the workload falls in that band (e.g. no count above 10 for the "

@@ -16,6 +16,7 @@ from core.errors import WorkbenchError
 from core.samples import load_sample
 from pages import ui
 from pages.ui.fmt import md
+from pages.ui.charts import chart
 
 ui.page_setup("Guided tour", "🧭")
 ss = st.session_state
@@ -54,7 +55,7 @@ left, right = st.columns([2, 3])
 with left:
     if step.curve is not None:
         name, values = step.curve
-        st.plotly_chart(figures.curve_figure(bounds.get(name).curve(values)), key=f"tour_curve_{key}")
+        chart(figures.curve_figure(bounds.get(name).curve(values)), key=f"tour_curve_{key}")
     elif step.table is not None:
         st.markdown(f"**The worked example of {md(step.paper)}**")
         st.dataframe(step.table(), hide_index=True)

@@ -20,6 +20,7 @@ from pages.ui import cached, state
 from pages.ui import data as uidata
 from pages.ui.fmt import md, number
 from pages.ui.params import summary
+from pages.ui.charts import chart
 
 ui.page_setup("Compare", "📌")
 ss = st.session_state
@@ -166,7 +167,7 @@ if ran:
     left, right = st.columns(2)
     with left:
         errors = {n: [b["mean_relative_error"] for b in r["eval"].bands()] for n, r in ran.items()}
-        st.plotly_chart(figures.band_errors(bands, errors), key="compare_bands")
+        chart(figures.band_errors(bands, errors), key="compare_bands")
         st.caption("Mean relative error per band (log scale): high on the small-count band protects "
                    "individuals, low on the selectivity bands keeps large counts useful.")
     with right:
@@ -174,7 +175,7 @@ if ran:
         for n, r in ran.items():
             found = uidata.release_sa_counts(r["release"], data)
             published[n] = None if found is None else found[1]
-        st.plotly_chart(figures.sa_overlay(data.sa_labels, data.sa_counts, published, data.sa), key="compare_sa")
+        chart(figures.sa_overlay(data.sa_labels, data.sa_counts, published, data.sa), key="compare_sa")
         st.caption(f"{colour_name(TRUTH).capitalize()} bars: the original table. Each line: one pinned release's records per sensitive value "
                    "(summed over its published table that carries the SA).")
 

@@ -24,6 +24,7 @@ from pages.ui.data import TableProblem, current_dataset
 from pages.ui.experiments import titled
 from pages.ui.fmt import md
 from pages.ui.params import param_inputs
+from pages.ui.charts import chart
 
 ui.page_setup("Papers", "📄")
 ss = st.session_state
@@ -113,10 +114,10 @@ def _item(item: papers.Item) -> None:
         st.markdown("**The paper beside ours**")
         st.table(papers.rows_frame(rows).set_index("paper's statement"))
         for i, (title, fig, caption) in enumerate(result.figures[:1]):
-            st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
+            chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
             st.caption(caption)
         for i, (title, fig, caption) in enumerate(result.figures[1:], start=1):
-            st.plotly_chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
+            chart(titled(fig, title), key=f"pp_fig_{key}_{i}")
             st.caption(caption)
         for note in result.notes:
             st.info(md(note))

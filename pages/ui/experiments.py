@@ -18,6 +18,7 @@ from . import state
 from .cached import items, memo
 from .fmt import md
 from .params import param_inputs
+from pages.ui.charts import chart
 
 STORE = "wb_experiments"
 
@@ -109,7 +110,7 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
         for note in result.notes:
             st.info(md(note))
         for i, (title, fig, caption) in enumerate(result.figures):
-            st.plotly_chart(titled(fig, title), key=f"exp_{name}_fig_{i}")
+            chart(titled(fig, title), key=f"exp_{name}_fig_{i}")
             st.caption(caption)
         for i, (title, frame, caption) in enumerate(result.tables):
             st.markdown(f"**{md(title)}**")

@@ -16,6 +16,7 @@ from core.figures import PALETTE, TRUTH, curve_figure
 from core.table import Dataset
 from pages.ui import state
 from pages.ui.fmt import md
+from pages.ui.charts import chart
 
 TITLE = "Differential inference and corruption (seed 003)"
 ORDER = 20
@@ -124,12 +125,12 @@ def render(data: Dataset) -> None:
                       margin={"l": 60, "r": 20, "t": 50, "b": 50}, showlegend=False)
     fig.update_xaxes(title_text="Y/X (the adversary's estimate of y/x)")
     fig.update_yaxes(title_text="draws")
-    st.plotly_chart(fig, key=f"{NS}_hist")
+    chart(fig, key=f"{NS}_hist")
     st.caption("The adversary's estimate from one pair of noisy answers falls in this histogram (the outer 1% of "
                "draws are cut off). The narrower it is around the solid line, the more the answers reveal.")
 
     curve = _curve(float(eps), float(min(max(ratio, 1e-6), 1.0)), float(x))
-    st.plotly_chart(curve_figure(curve), key=f"{NS}_curve")
+    chart(curve_figure(curve), key=f"{NS}_curve")
     st.caption(md(curve.caption))
 
     st.divider()
@@ -159,7 +160,7 @@ def _corruption(data: Dataset) -> None:
                       legend={"orientation": "h", "y": -0.25, "x": 0})
     fig.update_xaxes(title_text="members corrupted q")
     fig.update_yaxes(title_text="certainty", tickformat=".0%", range=[0, 1.05])
-    st.plotly_chart(fig, key=f"{NS}_corruption")
+    chart(fig, key=f"{NS}_corruption")
     real = size - q
     certainty = real / (real + sigma) if sigma or real else 1.0
     st.metric("adversary's certainty at this q", f"{certainty:.1%}",

@@ -13,6 +13,7 @@ from core.experiments.seed001 import (
 from core.table import Dataset
 from pages.ui import cached, state
 from pages.ui.fmt import md
+from pages.ui.charts import chart
 
 TITLE = "Reconstruction from Laplace answers (seed 001 §6.3)"
 ORDER = 12
@@ -85,7 +86,7 @@ def render(data: Dataset) -> None:
         f"pairs the estimate Y/X erred by more than +λ or less than −λ. Counts below δ × {int(trials):,} "
         f"mean the (λ, δ) requirement fails: the estimate is reliably close to a share far above the table's.")
     lam = st.radio("λ shown in the chart", lambdas, key=f"{NS}_chart_lam", horizontal=True, format_func=str)
-    st.plotly_chart(output_perturbation_figure(res.long, lam, delta), key=f"{NS}_chart")
+    chart(output_perturbation_figure(res.long, lam, delta), key=f"{NS}_chart")
     part = res.long[np.isclose(res.long["lambda"], lam)]
     bad = part[(part.share_above < delta) | (part.share_below < delta)]
     by_eps = bad.groupby("epsilon").group.nunique()

@@ -25,6 +25,7 @@ from core.table import Dataset
 from pages.ui import cached, state
 from pages.ui.fmt import md
 from pages.ui.params import param_inputs, set_values
+from pages.ui.charts import chart
 
 #: how the histogram's captions name its two series: the drawn colour (core.palette) and the fill
 UP_BARS = f"{colour_name('uniform').capitalize()} plain bars"
@@ -185,7 +186,7 @@ def render(data: Dataset) -> None:
     with left:
         fig = figures.sa_distribution(data.sa_labels, counts, data.sa, top=15)
         fig.update_layout(title={"text": "True values in the target's micro group"})
-        st.plotly_chart(fig, key=f"{NS}_truth")
+        chart(fig, key=f"{NS}_truth")
         st.caption("What the attacker wants to learn: the sensitive values of the people sharing the target's "
                    "QI values. A tall single bar means the target very likely has that value.")
     with right:
@@ -200,7 +201,7 @@ def render(data: Dataset) -> None:
         up, rp = _simulate(data, data.key, tuple(present.tolist()), tuple(counts[present].tolist()), float(p), data.m,
                            n_sample, int(releases), int(st.session_state[state.SEED]))
         f = counts[value] / size
-        st.plotly_chart(estimate_histogram(up[:, value], None if rp is None else rp[:, value], f, lam,
+        chart(estimate_histogram(up[:, value], None if rp is None else rp[:, value], f, lam,
                                            str(data.sa_labels[value]),
                                            steps=(1 / (size * p), 1 / (n_sample * p) if n_sample else None)),
                         key=f"{NS}_hist")

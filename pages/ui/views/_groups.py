@@ -12,6 +12,7 @@ from core.release import Release
 from core.table import Dataset
 
 from ..fmt import md
+from pages.ui.charts import chart
 
 
 def render(release: Release, data: Dataset) -> None:
@@ -75,7 +76,7 @@ def render(release: Release, data: Dataset) -> None:
 
     if G:
         fig = bound_histograms(stats["presence"], stats["association"], alpha, beta)
-        st.plotly_chart(fig, key=f"{ns}_hist")
+        chart(fig, key=f"{ns}_hist")
         st.caption("Each bar counts groups. Everything left of the dashed line meets the bound; bars right of it "
                    "are groups an adversary can say more about than the bound allows.")
         _browser(release, stats, ns)

@@ -24,6 +24,7 @@ from core.release import Release
 from core.table import Dataset
 
 from ..fmt import md
+from pages.ui.charts import chart
 
 THETAS = (2, 4, 8, 16, 32)
 #: f′ at or above this is a threshold of 1 (the mechanism's own tolerance, core.bucketing.EPS)
@@ -199,11 +200,11 @@ def render(release: Release, data: Dataset) -> None:
                "Rare values need large buckets; "
                "frequent ones can sit in small buckets that lose little.")
 
-    st.plotly_chart(bucket_size_figure(sizes), key="bk_sizes")
+    chart(bucket_size_figure(sizes), key="bk_sizes")
     st.caption("How many records sit in buckets of each size (hover for the number of buckets). Every record of a "
                "bucket is equally likely to carry each of the bucket's sensitive values.")
 
-    st.plotly_chart(fprime_figure(pub["fprime"]), key="bk_fprime")
+    chart(fprime_figure(pub["fprime"]), key="bk_fprime")
     st.caption("For each sensitive value: its threshold f′ᵢ (bar), its share of the table fᵢ (dotted) and the largest "
                "share it reaches in any published bucket (diamond), recomputed from the QIT and ST. F′-privacy holds "
                "when every diamond is at or under its bar.")
@@ -214,7 +215,7 @@ def render(release: Release, data: Dataset) -> None:
 
     theta = float(params.get("theta", 8))
     thetas = sorted(set(THETAS) | {theta})
-    st.plotly_chart(l_theta_figure(data.sa_counts, thetas, float(params.get("b", 0.02)), data.name, theta),
+    chart(l_theta_figure(data.sa_counts, thetas, float(params.get("b", 0.02)), data.name, theta),
                     key="bk_l_theta")
     st.caption("Seed 003 Figure 3 for this table: the ℓ an ℓ-diversity model needs at each θ (dotted line: the "
                "current θ), against the dashed ceiling that Anatomy cannot pass here. Overrides of f′ᵢ are not "

@@ -11,6 +11,7 @@ from core.release import Release
 from core.table import Dataset
 
 from ..fmt import md
+from pages.ui.charts import chart
 
 #: rows of the group table shown in the page (the download has them all)
 SHOWN = 5000
@@ -44,7 +45,7 @@ def render(release: Release, data: Dataset) -> None:
         "same values beside its own sensitive value. Queries are answered by assuming the group's records "
         "are spread evenly over its ranges and sets (seed 004 §6)." + shown)
     sizes = release.tables["groups"].columns["size"]
-    st.plotly_chart(group_size_figure(sizes, k, l), key="mondrian_sizes")
+    chart(group_size_figure(sizes, k, l), key="mondrian_sizes")
     st.caption(
         f"How many groups have each size. No group is below k = {k} (dashed line) and each holds at least ℓ = {l} "
         "different sensitive values. A cut is made only if both halves keep k records and ℓ values, so most "

@@ -17,6 +17,7 @@ from core.mechanisms.reconstruction import analyse, group_labels, micro_groups, 
 from core.palette import PALETTE, colour_name
 from core.release import Release
 from core.table import Dataset
+from pages.ui.charts import chart
 
 #: distinct points drawn of each colour in the micro-group scatter (:func:`core.experiments.seed001.group_scatter`)
 SCATTER_POINTS = 1_000
@@ -46,7 +47,7 @@ def render(release: Release, data: Dataset) -> None:
     curve_f = 1 / data.m + (1 - 1 / data.m) * np.arange(201) / 200
     fig = group_scatter(g.size, g.top_frequency, rs, curve_f, threshold(curve_f, p, data.m, lam, delta, family),
                         family, max_points=SCATTER_POINTS)
-    st.plotly_chart(fig, key="recon_scatter")
+    chart(fig, key="recon_scatter")
     thinned = any("points drawn" in (trace.name or "") for trace in fig.data)
     st.caption(
         f"Each point is a micro group (or several with the same size and share: hover for how many): how many "

@@ -14,6 +14,7 @@ from core.table import Dataset
 
 from ..data import percent
 from ..fmt import md
+from pages.ui.charts import chart
 
 
 def _values_text(values: list[str], limit: int = 8) -> str:
@@ -94,7 +95,7 @@ def render(release: Release, data: Dataset) -> None:
         "γᵢ = ρ₂(1 − ρ₁ᵢ)/(ρ₁ᵢ(1 − ρ₂)) (seed 002 eq. 10). εᵢ is a share of |Tᵢ|.")
 
     fig = subtable_retention_figure(subs, p_up, data.m)
-    st.plotly_chart(fig, key="sdr_retention")
+    chart(fig, key="sdr_retention")
     st.caption(
         f"Bars: each sub-table's retention pᵢ; dashed line: uniform perturbation's single p = {percent(p_up)} over "
         f"all {data.m:,} values at the same privacy. Bars above the line are what small domains buy: the "

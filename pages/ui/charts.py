@@ -1,0 +1,32 @@
+"""Charts with a text alternative (WCAG 2.2, 1.1.1 "Non-text Content"): ``chart(fig, key=...)``.
+
+Every plotly figure a page draws goes through :func:`chart`, which draws it
+and, under it, a closed expander whose label is a one-sentence summary of
+the chart and which holds the same numbers as a table ("Show as table").
+A screen reader reads the summary as the expander's label and can open the
+table; a sighted reader sees one line under the chart.  The summary and the
+table come from :func:`core.figures.figure_summary` and
+:func:`core.figures.figure_table` unless the caller passes its own, so they
+are the figure's own numbers, not a second computation that could drift.
+
+An expander, not a toggle: opening it does not rerun the page (a toggle
+would recompute a 5M-row page to show a table that is already there).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.figures import figure_summary, figure_table
+
+from .fmt import md
+
+
+def chart(fig, summary: str | None = None, table=None, *, key: str, **kwargs):
+    """``chart(fig, key=key, **kwargs)`` with its summary and "show as table"; returns its event."""
+    event = st.plotly_chart(fig, key=key, **kwargs)
+    text = summary or figure_summary(fig)
+    frame = figure_table(fig) if table is None else table
+    with st.expander(f"Show as table: {md(text)}"):
+        st.dataframe(frame, hide_index=True, key=f"{key}__table")
+    return event
