@@ -76,7 +76,7 @@ def test_every_chart_on_a_page_has_its_summary_and_table():
     boxes = [e for e in at.expander if e.label.startswith("Show as table: ")]
     assert len(boxes) == len(drawn)
     for (key, spec), box in zip(drawn.items(), boxes):  # each chart's box follows it, in page order
-        table = box.dataframe[0].value
+        table = (box.table or box.dataframe)[0].value.reset_index()
         ys = [float(y) for t in spec["data"] if t.get("y") is not None for y in _unpack(t["y"]) if np.isfinite(y)]
         y_title = figures.plain_text(spec["layout"]["yaxis"]["title"]["text"])
         assert len(ys) > 3 and table[y_title].dropna().tolist() == pytest.approx(ys)

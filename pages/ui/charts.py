@@ -22,11 +22,18 @@ from core.figures import figure_summary, figure_table
 from .fmt import md
 
 
+#: tables up to this many rows are drawn as a static HTML table (``st.table``), longer ones as ``st.dataframe``
+STATIC_ROWS = 400
+
+
 def chart(fig, summary: str | None = None, table=None, *, key: str, **kwargs):
     """``chart(fig, key=key, **kwargs)`` with its summary and "show as table"; returns its event."""
     event = st.plotly_chart(fig, key=key, **kwargs)
     text = summary or figure_summary(fig)
     frame = figure_table(fig) if table is None else table
     with st.expander(f"Show as table: {md(text)}"):
-        st.dataframe(frame, hide_index=True, key=f"{key}__table")
+        if len(frame) <= STATIC_ROWS:  # a real <table>, read cell by cell by a screen reader
+            st.table(frame.set_index(frame.columns[0]) if len(frame.columns) else frame)
+        else:  # too long for a static table: the scrolling grid (rows fetched as shown)
+            st.dataframe(frame, hide_index=True, key=f"{key}__table")
     return event
