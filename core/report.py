@@ -396,7 +396,7 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     body = "\n".join(parts)
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(mech.title)} on {_e(data.name)}: privacy-utility report</title>"
-            f"<style>{_CSS}</style></head><body>{body}</body></html>")
+            f"<style>{_CSS}</style></head><body><main>{body}</main></body></html>")  # one landmark: axe "region"
 
 
 def figure_specs(report: str) -> list[dict[str, Any]]:
@@ -450,7 +450,9 @@ def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]]
     reviewers = [str(r) for r in decision.get("reviewers") or []]
     date = str(decision.get("date") or "")
     out.append(f"<p><b>Reviewers:</b> {_e(', '.join(reviewers) or 'none named')}. "
-               f"<b>Date:</b> {_e(date or 'not given')}.</p>")
+               f"<b>Date:</b> {_e(date or 'not given')}."
+               + (f" <b>Recorded by:</b> {_e(decision['author'])} (signed in)." if decision.get("author") else "")
+               + "</p>")
     sign = "".join(f"<tr><td>{_e(r)}</td><td></td><td></td></tr>" for r in (reviewers or ["", ""]))
     out.append(f"<table class='sign'><thead><tr><th>reviewer</th><th>signature</th><th>date</th></tr></thead>"
                f"<tbody>{sign}</tbody></table>")

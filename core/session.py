@@ -143,7 +143,10 @@ class Decision:
     """The decision record: which pin was chosen, why, by whom and when, with the verdicts.
 
     ``verdicts`` maps pin names to the verdict text shown when the record
-    was written (the chosen pin's and the alternatives').
+    was written (the chosen pin's and the alternatives').  ``author`` is the
+    name of the signed-in person who recorded it, when the app requires
+    sign-in (``[auth]`` in its secrets); empty otherwise, and then left out
+    of the JSON, so a session file written without sign-in reads as before.
     """
 
     chosen: str
@@ -151,6 +154,7 @@ class Decision:
     reviewers: tuple[str, ...] = ()
     date: str = ""
     verdicts: Mapping[str, str] = field(default_factory=dict)
+    author: str = ""
 
     def alternatives(self, pins: Sequence[Pin]) -> list[str]:
         return [p.name for p in pins if p.name != self.chosen]
@@ -163,6 +167,8 @@ class Decision:
         out["alternatives"] = self.alternatives(pins)
         out.update({"rationale": self.rationale, "reviewers": list(self.reviewers), "date": self.date,
                     "verdicts": dict(self.verdicts)})
+        if self.author:
+            out["author"] = self.author
         return out
 
 
@@ -566,7 +572,7 @@ def _bands(doc: Any, filename: str) -> dict[str, dict[str, Any]]:
 
 def _decision(doc: Any, pins: Sequence[Pin], filename: str) -> Decision:
     doc = _expect(doc, dict, "the decision", filename)
-    _keys(doc, ["chosen", "setting", "alternatives", "rationale", "reviewers", "date", "verdicts"], ["chosen"],
+    _keys(doc, ["chosen", "setting", "alternatives", "rationale", "reviewers", "date", "verdicts", "author"], ["chosen"],
           "the decision", filename)
     chosen = _expect(doc["chosen"], str, "the decision's chosen pin", filename)
     pin = next((p for p in pins if p.name == chosen), None)
@@ -590,7 +596,8 @@ def _decision(doc: Any, pins: Sequence[Pin], filename: str) -> Decision:
     verdicts = _expect(doc.get("verdicts", {}), dict, "the verdicts", filename)
     for k, v in verdicts.items():
         _expect(v, str, f"the verdict of '{k}'", filename)
-    return Decision(chosen, rationale, tuple(reviewers), date, dict(verdicts))
+    author = _expect(doc.get("author", ""), str, "the decision's author", filename)
+    return Decision(chosen, rationale, tuple(reviewers), date, dict(verdicts), author)
 
 
 def check_date(text: str, filename: str | None = None) -> str:
@@ -604,7 +611,7 @@ def check_date(text: str, filename: str | None = None) -> str:
 
 
 def make_decision(chosen: str, pins: Sequence[Pin], rationale: str = "", reviewers: Iterable[str] = (),
-                  date: str = "", verdicts: Mapping[str, str] | None = None) -> Decision:
+                  date: str = "", verdicts: Mapping[str, str] | None = None, author: str = "") -> Decision:
     """A checked :class:`Decision` (the chosen pin exists, the date reads, the rationale fits)."""
     if not any(p.name == chosen for p in pins):
         raise SessionError("Choose one of the pins as the decision (pin a setting on the Sanitize page first).")
@@ -612,7 +619,7 @@ def make_decision(chosen: str, pins: Sequence[Pin], rationale: str = "", reviewe
         raise SessionError(f"The rationale has at most {RATIONALE_CHARS:,} characters; it has {len(rationale):,}.")
     names = tuple(r.strip() for r in reviewers if r.strip())
     day = check_date(date) if date.strip() else ""
-    return Decision(chosen, rationale.strip(), names, day, dict(verdicts or {}))
+    return Decision(chosen, rationale.strip(), names, day, dict(verdicts or {}), author.strip())
 
 
 # ------------------------------------------------------------------ the table

@@ -204,7 +204,7 @@ def _record():
             ss["w_decision_chosen"], state.pins(), ss.get("w_decision_rationale") or "",
             [r for r in (ss.get("w_decision_reviewers") or "").split(",")],
             ss["w_decision_date"].isoformat() if ss.get("w_decision_date") else "",
-            {n: r["verdict"] for n, r in results.items()})
+            {n: r["verdict"] for n, r in results.items()}, author=ui.layout.signed_in_name())
     except SessionError as exc:
         ss["wb_decision_message"] = ("warning", str(exc))
         return
@@ -245,7 +245,8 @@ if decision is not None:
         f"**Recorded:** '{md(decision.chosen)}' chosen"
         + (f" over {', '.join(repr(md(a)) for a in alts)}" if alts else "")
         + (f", reviewed by {md(', '.join(decision.reviewers))}" if decision.reviewers else "")
-        + (f" on {decision.date}" if decision.date else "") + ".")
+        + (f" on {decision.date}" if decision.date else "")
+        + (f", recorded by {md(decision.author)} (signed in)" if decision.author else "") + ".")
     chosen = next((p for p in pins if p.name == decision.chosen), None)
     others = list(dict.fromkeys(p.setting.mechanism for p in pins if p.name != decision.chosen))
     if st.button("Build the report for the chosen pin", key="w_decision_report",

@@ -51,9 +51,48 @@ def _leave_pages_folder_mode() -> None:
         st.rerun()
 
 
+def sign_in_required() -> bool:
+    """True when the app's secrets have an ``[auth]`` section: then every page asks for sign-in first.
+
+    Streamlit's own OpenID Connect support (``st.login``, ``st.user``,
+    ``st.logout``; needs Authlib) does the sign-in; docs/deployment.md says
+    how to configure it.  Without secrets, or without ``[auth]`` in them, the
+    app runs as it always did, for anyone who reaches it.
+    """
+    try:
+        return "auth" in st.secrets
+    except Exception:  # no secrets file at all (StreamlitSecretNotFoundError), or one that does not parse
+        return False
+
+
+def signed_in_name() -> str:
+    """Who is signed in (the provider's ``name``, else its ``email``, else its subject); "" without sign-in."""
+    if not sign_in_required() or not st.user.is_logged_in:
+        return ""
+    return str(st.user.get("name") or st.user.get("email") or st.user.get("sub") or "")
+
+
+def sign_in_page() -> None:
+    """The only page a visitor sees before signing in (any address shows it)."""
+    st.title(APP_NAME)
+    st.markdown("This workbench is run by your office and shows its tables only to people who have signed in.")
+    st.button("Sign in", type="primary", on_click=st.login, icon=":material/login:")
+
+
+def signed_in_bar() -> None:
+    """In the sidebar: who is signed in, and a button to sign out (nothing without sign-in)."""
+    name = signed_in_name()
+    if name:
+        with st.sidebar:
+            st.caption(f"Signed in as **{md(name)}**")
+            st.button("Sign out", key="w_sign_out", on_click=st.logout, icon=":material/logout:")
+
+
 def page_setup(title: str, icon: str) -> None:
     """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
     _leave_pages_folder_mode()
+    if sign_in_required() and not st.user.is_logged_in:  # a page never runs for a visitor not signed in
+        st.stop()
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
     cached.session_guard()  # the session's uploads leave memory when it ends
     state.init()
