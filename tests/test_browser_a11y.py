@@ -169,6 +169,88 @@ def test_axe_finds_a_violation_the_app_could_make(browser):  # noqa: F811
         page.close()
 
 
+#: the focused element: its tag, role, name, and whether it (or one of its two parents) draws a focus ring
+FOCUSED = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+  const ring = el => { const s = getComputedStyle(el);
+    return (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 1) || (s.boxShadow && s.boxShadow !== 'none'); };
+  let el = e, visible = false; for (let i = 0; i < 3 && el && !visible; i++, el = el.parentElement) visible = ring(el);
+  const box = e.getBoundingClientRect();
+  return {tag: e.tagName, role: e.getAttribute('role') || '', type: e.getAttribute('type') || '', visible: visible && box.width > 0 && box.height > 0,
+          name: (e.getAttribute('aria-label') || e.innerText || e.value || '').replace(/\\s+/g, ' ').trim().slice(0, 80)}; }"""
+
+
+class Keyboard:
+    """Moves the focus with Tab (Shift+Tab backwards) until an element matches; remembers every stop."""
+
+    def __init__(self, page):
+        self.page = page
+        self.stops: list[dict] = []
+
+    def to(self, match, backwards: bool = False, most: int = 400) -> dict:
+        for _ in range(most):
+            self.page.keyboard.press("Shift+Tab" if backwards else "Tab")
+            info = self.page.evaluate(FOCUSED)
+            if info is None:
+                continue
+            self.stops.append(info)
+            if match(info):
+                assert info["visible"], f"no visible focus on {info}"
+                return info
+        raise AssertionError(f"no element matched within {most} Tab presses on {self.page.url}; the stops: "
+                             f"{[s['name'][:30] for s in self.stops]}")
+
+
+def _named(text: str, tag: str | None = None):
+    return lambda info: info["name"] == text and (tag is None or info["tag"] == tag)
+
+
+def test_keyboard_only_from_home_to_a_release_and_a_report(browser, tmp_path):  # noqa: F811
+    """Home -> Sanitize (a slider moved with an arrow key) -> the release's CSV -> Trade-offs -> the report."""
+    with app_server() as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        keys = Keyboard(page)
+        try:
+            _goto(page, f"{url}/?data=adult&mech=splu&to=uniform,laplace&to.queries=1000")
+            keys.to(lambda i: i["tag"] == "A" and i["name"].endswith("Sanitize"))
+            page.keyboard.press("Enter")
+            page.get_by_role("button", name="Table as CSV").wait_for(timeout=120_000)
+            idle(page)
+            slider = keys.to(lambda i: i["role"] == "slider" or i["type"] == "range")
+            before = page.evaluate("() => document.activeElement.value")
+            page.keyboard.press("ArrowRight")
+            idle(page)
+            assert page.evaluate("() => document.activeElement.value") != before, slider
+            keys.to(_named("Table as CSV", "BUTTON"))
+            with page.expect_download(timeout=120_000) as info:
+                page.keyboard.press("Enter")
+            release = tmp_path / "release.csv"
+            info.value.save_as(release)
+            assert release.read_text(encoding="utf-8").count("\n") > 1000  # the Adult release, row per person
+
+            keys.to(lambda i: i["tag"] == "A" and i["name"].endswith("Trade-offs"), backwards=True)
+            page.keyboard.press("Enter")
+            page.get_by_role("button", name="Measure every setting").wait_for(timeout=120_000)
+            idle(page)
+            keys.to(_named("Measure every setting", "BUTTON"))
+            page.keyboard.press("Space")
+            page.get_by_role("button", name="Build the report").wait_for(timeout=300_000)
+            idle(page, 300)
+            keys.to(_named("Build the report", "BUTTON"))
+            page.keyboard.press("Enter")
+            page.get_by_role("button", name="Download the report (HTML)").wait_for(timeout=300_000)
+            idle(page, 300)
+            keys.to(_named("Download the report (HTML)", "BUTTON"))
+            with page.expect_download(timeout=120_000) as info:
+                page.keyboard.press("Enter")
+            report = tmp_path / "report.html"
+            info.value.save_as(report)
+            assert "<h2>1. " in report.read_text(encoding="utf-8")
+        finally:
+            page.close()
+    hidden = [stop for stop in keys.stops if not stop["visible"]]
+    assert not hidden, f"{len(hidden)} of {len(keys.stops)} Tab stops showed no focus: {hidden[:5]}"
+
+
 if __name__ == "__main__":  # counts per page and state for the app in ROOT (default: this checkout)
     import tempfile
 
