@@ -161,7 +161,7 @@ def test_axe_finds_a_violation_the_app_could_make(browser):  # noqa: F811
     """The judge can fail: a caption-grey text on white (Streamlit's default 60% text) is reported as serious."""
     page = browser.new_page()
     try:
-        page.set_content("<html lang='en'><head><title>t</title></head><body><main>"
+        page.set_content("<html lang='en'><head><title>t</title></head><body><main><h1>Page</h1>"
                          "<p style='color:rgba(49,51,63,0.6);font-size:14px'>caption</p></main></body></html>")
         found = violations(page)
         assert [(v["id"], v["impact"]) for v in found] == [("color-contrast", "serious")]
