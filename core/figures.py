@@ -586,7 +586,7 @@ def figure_summary(fig: go.Figure) -> str:
     with something more specific to say passes its own sentence.
 
     >>> figure_summary(band_errors(["1-10", "11-100"], {"uniform": [0.5, 0.1]}))
-    'Bar chart "Mean relative error by query band": 1 series (uniform) over 2 values of query band (true count or selectivity); y axis: mean relative error (log scale).'
+    'Bar chart "Mean relative error by query band": 1 series (uniform); x axis: query band (true count or selectivity) (2 values); y axis: mean relative error (log scale).'
     """
     traces = [t for t in fig.data if _shown(t)]
     kinds = {t.type for t in traces}
@@ -596,9 +596,10 @@ def figure_summary(fig: go.Figure) -> str:
     listed = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
     x_title, y_title = _axis_title(fig, "xaxis"), _axis_title(fig, "yaxis")
     xs = {v for t in traces if getattr(t, "x", None) is not None for v in np.asarray(t.x, dtype=object).ravel()}
-    over = f" over {len(xs):,} values of {x_title}" if x_title else ""
     text = f'{kind} "{title}"' if title else kind
-    text += f": {len(traces)} series" + (f" ({listed})" if listed else "") + over
+    text += f": {len(traces)} series" + (f" ({listed})" if listed else "")
+    if x_title:
+        text += f"; x axis: {x_title} ({len(xs):,} values)"
     if y_title:
         text += f"; y axis: {y_title}"
     return text + "."

@@ -232,7 +232,7 @@ per_answer = {titles[m]: note for m in dict.fromkeys(points[i].mechanism for i i
 st.caption(
     "Lower left is better on both axes: little for an adversary to learn, accurate large counts. Follow a "
     "mechanism's line to see what its parameter trades. On the dashed front are the settings no other measured "
-    "setting beats on both axes. Hollow markers are settings whose release does not meet its mechanism's own "
+    "setting beats on both axes. Hollow, crossed markers are settings whose release does not meet its mechanism's own "
     "guarantee (see Home or Sanitize for what fails and the nearest setting that meets it). "
     + "".join(f"{md(t)} on the front: {md(note)} " for t, note in per_answer.items())
     + f"Inference lift 1 = no better than always guessing the most common value "

@@ -20,7 +20,7 @@ def test_the_table_holds_the_numbers_drawn():
                                      ["splu", "1-10", 0.4], ["splu", "11-100", 0.2]]
     summary = figures.figure_summary(fig)
     assert summary.startswith('Bar chart "Mean relative error by query band": 2 series (uniform, splu)')
-    assert "2 values of query band" in summary and summary.endswith(".")
+    assert "x axis: query band (true count or selectivity) (2 values)" in summary and summary.endswith(".")
 
 
 def test_subplots_are_told_apart_and_user_text_is_plain():
