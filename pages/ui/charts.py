@@ -33,7 +33,7 @@ def chart(fig, summary: str | None = None, table=None, *, key: str, **kwargs):
     frame = figure_table(fig) if table is None else table
     with st.expander(f"Show as table: {md(text)}"):
         if len(frame) <= STATIC_ROWS:  # a real <table>, read cell by cell by a screen reader
-            st.table(frame.set_index(frame.columns[0]) if len(frame.columns) else frame)
+            st.table(frame, hide_index=True, alt=text)  # no index column: its header cell would be empty
         else:  # too long for a static table: the scrolling grid (rows fetched as shown)
             st.dataframe(frame, hide_index=True, key=f"{key}__table")
     return event
