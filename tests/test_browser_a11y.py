@@ -247,7 +247,12 @@ def test_keyboard_only_from_home_to_a_release_and_a_report(browser, tmp_path):  
             assert "<h2>1. " in report.read_text(encoding="utf-8")
         finally:
             page.close()
-    hidden = [stop for stop in keys.stops if not stop["visible"]]
+    # Streamlit's own: inside st.dataframe (glide-data-grid) the focus can move to a cell of the grid's hidden
+    # accessibility table, and the grid marks the cell on its canvas, which computed styles cannot see; the grid's
+    # keyboard support is upstream's (streamlit/streamlit#13332). Those stops are counted, not judged.
+    grid = [stop for stop in keys.stops if stop["role"] == "gridcell" and stop["tag"] == "TD"]
+    hidden = [stop for stop in keys.stops if not stop["visible"] and stop not in grid]
+    print(f"\n{len(keys.stops)} Tab stops, {len(grid)} inside a data grid, {len(hidden)} without a visible focus")
     assert not hidden, f"{len(hidden)} of {len(keys.stops)} Tab stops showed no focus: {hidden[:5]}"
 
 
