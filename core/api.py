@@ -164,6 +164,18 @@ def judge(data: "Dataset", release: "Release", suggest: bool = True) -> "Verdict
     return mechanisms.judge(data, release, suggest=suggest)
 
 
+def verdict(data: "Dataset", setting: "Setting", release: "Release | None" = None, suggest: bool = True) -> "Verdict":
+    """Whether ``setting`` can run on ``data`` and whether its release meets its guarantee (``cannot run`` included).
+
+    ``release`` is the setting's release when the caller has it (the pages
+    keep it cached); see :func:`core.mechanisms.verdict`.
+    """
+    from . import mechanisms
+
+    return mechanisms.verdict(data, setting.mechanism, dict(setting.params), int(setting.seed), suggest=suggest,
+                              release=release)
+
+
 def _require(request: Request, verdict: "Verdict | None") -> None:
     if request.require_guarantee and verdict is not None and not verdict.plain:
         raise GuaranteeNotMet(" ".join(verdict.line().split()))
