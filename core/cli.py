@@ -797,10 +797,9 @@ def _report_session(args) -> dict[str, Any]:
 def cmd_experiment(args) -> dict[str, Any]:
     from pathlib import Path
 
-    from . import papers
+    from . import api, papers
     from .errors import DataError, ParameterError
     from .release import jsonable
-    from .table import load_dataset
 
     if args.list:
         if args.name:
@@ -824,7 +823,8 @@ def cmd_experiment(args) -> dict[str, Any]:
         raise ParameterError(f"{item.number} of seed {item.seed} has no experiment to take settings "
                              f"({item.why_no_experiment}).")
     options = _read_options(args)
-    data = load_dataset(args.data, args.sensitive, args.qi, options=options) if args.data else None
+    data = api.dataset(api.Request(None, data=args.data, options=options, sensitive=args.sensitive,
+                                   qi=None if args.qi is None else tuple(args.qi))) if args.data else None
     standin = args.data or (item.standin if item.experiment else "no data (a table of settings)")
     result, verdict, rows = papers.run(item, data, raw)
     out = {"key": item.key, "seed": item.seed, "number": item.number, "caption": item.caption,
