@@ -294,7 +294,7 @@ class Rate:
     """
 
     n: int
-    k: int
+    k: float  # successes (a sum of chances of success for the record-reading attacker)
     value: float  # Wilson centre
     error: float  # half-width
 
@@ -308,7 +308,7 @@ class Rate:
         z2 = _Z * _Z
         var = k * (n - k) / n if n else 0.0
         den = n + z2
-        return cls(int(n), int(k), (k + 0.5 * z2) / den, (_Z / den) * math.sqrt(var + 0.25 * z2))
+        return cls(int(n), float(k), (k + 0.5 * z2) / den, (_Z / den) * math.sqrt(var + 0.25 * z2))
 
 
 def residual(attack: Rate, control: Rate) -> tuple[float, float, float]:
@@ -487,56 +487,89 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
     """
     import time
 
+    start = time.perf_counter()
+    s = setup(data, mechanism, params, seed, attacks=attacks, split_seed=split_seed)
+    k, rng, train, release = s.k, s.rng, s.train, s.release
+    mode = int(np.argmax(train.sa_counts))
+    by = []
+    est_t = _mechanism_guess(train, release, s.t_qi, mode)
+    est_c = _mechanism_guess(train, release, s.c_qi, mode)
+    by.append(_attack("mechanism", est_t == s.t_sa, est_c == s.c_sa))
+    if s.view is not None:
+        # one index for both sets of targets
+        both = s.view.success(train, np.concatenate([s.t_qi, s.c_qi]), np.concatenate([s.t_sa, s.c_sa]))
+        by.append(_attack("records", both[:k], both[k:]))
+    base = rng.choice(train.m, size=k, p=_prior(release, train))
+    return RiskAssessment(
+        mechanism=release.mechanism, params=dict(release.source.get("raw_params", {})), seed=s.seed,
+        measurement_seed=s.seed,
+        split={"seed": s.split_seed, "control_share": CONTROL_SHARE, "train": int(train.n),
+               "control": int(data.n - train.n)},
+        attacks=int(k), by=tuple(by), baseline=Rate.of(k, int(np.sum(base == s.t_sa))), sa_values=int(data.m),
+        seconds=time.perf_counter() - start)
+
+
+@dataclass(frozen=True, eq=False)
+class Setup:
+    """What :func:`assess` attacks: the training part, its measurement release, its rows and the targets.
+
+    ``t_qi`` / ``t_sa``: QI codes and SA codes of the sampled training
+    records; ``c_qi`` / ``c_sa``: of the sampled control records; ``rng`` the
+    measurement's generator after the targets were drawn (ties and baseline).
+    """
+
+    seed: int
+    split_seed: int
+    train: Dataset
+    release: Release
+    view: "RowView | None"
+    k: int
+    t_qi: np.ndarray
+    t_sa: np.ndarray
+    c_qi: np.ndarray
+    c_sa: np.ndarray
+    rng: np.random.Generator
+
+
+def setup(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
+          attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> Setup:
+    """The split, the measurement release, its published rows and the sampled targets (:func:`assess`)."""
     from .experiments.seed002 import subset
 
-    start = time.perf_counter()
     seed = mechanisms.check_seed(seed)
     if isinstance(attacks, bool) or not isinstance(attacks, (int, np.integer)) or attacks < 10:
         raise ParameterError(f"The 'attacks' setting of the risk measurement must be a whole number of at least 10. "
                              f"Got {attacks!r}.")
-    attacks = int(attacks)
+    if isinstance(split_seed, bool) or not isinstance(split_seed, (int, np.integer)) or split_seed < 0:
+        raise ParameterError(f"The 'split_seed' setting of the risk measurement must be a whole number of at least 0. "
+                             f"Got {split_seed!r}.")
+    split_seed = int(split_seed)
     train_rows, control_rows = split(data.n, split_seed)
     if len(control_rows) < 10:
         raise NotEligible(f"The table has {data.n:,} records: too few to hold out a control set of at least 10 "
                           "to measure the risk against; load a larger table.")
-    tag = f"risk-split-{int(split_seed)}"
-    train = subset(data, train_rows, tag)
+    train = subset(data, train_rows, f"risk-split-{split_seed}")
     try:
         release = mechanisms.sanitize(train, mechanism, params, seed)
     except WorkbenchError as exc:
-        raise type(exc)(f"The risk is measured on a release of 80% of the table, which cannot be made: {exc}") \
+        if isinstance(exc, ParameterError):
+            raise
+        raise NotEligible(f"The risk is measured on a release of 80% of the table, which cannot be made: {exc}") \
             from None
-    rng = np.random.default_rng([seed, int(split_seed), 0x715C])
-    k = min(attacks, len(control_rows), len(train_rows))
+    rng = np.random.default_rng([seed, split_seed, 0x715C])
+    k = min(int(attacks), len(control_rows), len(train_rows))
     t_pick = np.sort(rng.choice(len(train_rows), size=k, replace=False))  # positions in the training part
     c_pick = control_rows[np.sort(rng.choice(len(control_rows), size=k, replace=False))]  # rows of the table
-    t_qi = np.stack([c[t_pick] for c in train.qi_codes], axis=1)
-    c_qi = np.stack([c[c_pick] for c in data.qi_codes], axis=1)
-    t_sa, c_sa = train.sa_codes[t_pick], data.sa_codes[c_pick]
-    mode = int(np.argmax(train.sa_counts))
-
-    by = []
-    est_t = _mechanism_guess(train, release, t_qi, mode)
-    est_c = _mechanism_guess(train, release, c_qi, mode)
-    by.append(_attack("mechanism", est_t == t_sa, est_c == c_sa))
-    view = published_rows(release, train, np.random.default_rng([seed, int(split_seed), 0x20_3E]))
-    if view is not None:
-        both = view.nearest(train, np.concatenate([t_qi, c_qi]), rng)  # one index for both sets of targets
-        gt, gc = both[:k], both[k:]
-        by.append(_attack("records", gt == t_sa, gc == c_sa))
-    prior = _prior(release, train)
-    base = rng.choice(train.m, size=k, p=prior)
-    return RiskAssessment(
-        mechanism=release.mechanism, params=dict(release.source.get("raw_params", {})), seed=seed,
-        measurement_seed=seed,
-        split={"seed": int(split_seed), "control_share": CONTROL_SHARE, "train": int(len(train_rows)),
-               "control": int(len(control_rows))},
-        attacks=int(k), by=tuple(by), baseline=Rate.of(k, int(np.sum(base == t_sa))), sa_values=int(data.m),
-        seconds=time.perf_counter() - start)
+    view = published_rows(release, train, np.random.default_rng([seed, split_seed, 0x20_3E]))
+    return Setup(seed, split_seed, train, release, view, k,
+                 np.stack([c[t_pick] for c in train.qi_codes], axis=1), train.sa_codes[t_pick],
+                 np.stack([c[c_pick] for c in data.qi_codes], axis=1), data.sa_codes[c_pick], rng)
 
 
 def _attack(name: str, hit_train: np.ndarray, hit_control: np.ndarray) -> Attack:
-    a, c = Rate.of(len(hit_train), int(hit_train.sum())), Rate.of(len(hit_control), int(hit_control.sum()))
+    """An attacker's figures from its per-target successes (True/False, or a chance of success)."""
+    a = Rate.of(len(hit_train), float(np.sum(hit_train)))
+    c = Rate.of(len(hit_control), float(np.sum(hit_control)))
     value, low, high = residual(a, c)
     return Attack(name, a, c, value, low, high)
 
@@ -591,8 +624,17 @@ class RowView:
         out[data.sa] = data.sa_labels[self.sa]
         return pd.DataFrame(out)
 
-    def nearest(self, data: Dataset, qi: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """The SA of the nearest published row to each target (QI codes of ``data``), ties at random.
+    def success(self, data: Dataset, qi: np.ndarray, truth: np.ndarray) -> np.ndarray:
+        """Per target, the chance that the SA of its nearest published row is its own SA (``truth``).
+
+        The attacker takes the nearest published row to the target's QIs
+        (codes of ``data``) and guesses its SA; among rows at the same
+        smallest distance it takes one at random (anonymeter takes the first
+        its sort returns, which is as random for shuffled rows).  Returned is
+        that guess's chance of being right, the share of the tied rows that
+        hold ``truth``: the expected success over the attacker's tie-breaking,
+        so the figure does not move with a coin (summed, it counts successes
+        as anonymeter does, with a smaller variance).
 
         Distance: anonymeter's Gower distance (``gower_distance`` in
         anonymeter/neighbors/mixed_types_kneighbors.py): per numeric QI whose
@@ -647,7 +689,17 @@ class RowView:
             hit = combo_key[pos] == tk
             best[hit] = pos[hit]
         todo = np.flatnonzero(best < 0)
-        C = len(counts)
+        C, m = len(counts), data.m
+        # rows per (combination, SA value), as a column-sliceable sparse matrix
+        from scipy import sparse
+
+        per = sparse.csc_matrix((np.ones(len(self.sa)), (combo_of, np.asarray(self.sa, np.int64))), shape=(C, m))
+        per.sum_duplicates()
+        truth = np.asarray(truth, np.int64)
+        out = np.zeros(n_t)
+        hit = best >= 0
+        if hit.any():
+            out[hit] = np.asarray(per[best[hit], truth[hit]]).ravel() / counts[best[hit]]
         chunk = max(1, 4_000_000 // max(C, 1))
         for s0 in range(0, len(todo), chunk):
             idx = todo[s0:s0 + chunk]
@@ -658,16 +710,10 @@ class RowView:
                     dist += np.abs(vals[tgt[j][idx]][:, None] - vals[combo_vals[j]][None, :]) / width
                 else:
                     dist += tgt[j][idx][:, None] != combo_vals[j][None, :]
-            low = dist.min(axis=1, keepdims=True)
-            tie = dist == low
-            # a row at the smallest distance, uniformly: a tied combination weighted by its rows
-            w = np.where(tie, counts[None, :], 0).astype(np.float64)
-            cum = np.cumsum(w, axis=1)
-            u = rng.random(len(idx)) * cum[:, -1]
-            best[idx] = np.minimum((cum <= u[:, None]).sum(axis=1), C - 1)
-        # then a row of the chosen combination, uniformly
-        row = order[starts[best] + np.floor(rng.random(n_t) * counts[best]).astype(np.int64)]
-        return self.sa[row]
+            tie = dist == dist.min(axis=1, keepdims=True)
+            right = per[:, truth[idx]].T.toarray()  # (targets, C): rows holding each target's own value
+            out[idx] = (tie * right).sum(axis=1) / (tie * counts[None, :]).sum(axis=1)
+        return out
 
 
 def published_rows(release: Release, data: Dataset, rng: np.random.Generator) -> RowView | None:
