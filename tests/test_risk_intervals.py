@@ -14,9 +14,9 @@ from core.workload import seed000
 
 def table(n=3000, seed=0):
     rng = np.random.default_rng(seed)
-    frame = pd.DataFrame({"a": rng.integers(0, 4, n), "b": rng.integers(0, 3, n),
+    frame = pd.DataFrame({"a": rng.integers(0, 12, n), "b": rng.integers(0, 6, n), "c": rng.integers(0, 3, n),
                           "s": rng.choice([f"v{i}" for i in range(5)], n, p=[0.4, 0.3, 0.15, 0.1, 0.05])})
-    return bind(make_table(frame, "t"), "s", ["a", "b"])
+    return bind(make_table(frame, "t"), "s", ["a", "b", "c"])
 
 
 def _simulated(data, w, mechanism, params, idx, reps):
