@@ -324,7 +324,7 @@ class Rate:
 
     >>> r = Rate.of(1000, 276)
     >>> round(r.share, 3), round(r.value, 4), round(r.error, 4)
-    (0.276, 0.2765, 0.0277)
+    (0.276, 0.2769, 0.0277)
     """
 
     n: int
@@ -429,11 +429,20 @@ class RiskAssessment:
     def sentence(self, qi_names: Sequence[str], sa_name: str) -> str:
         """The plain-language figure (issue 22): who guesses what, how often, and the added risk."""
         s = self.signed
-        knows = _listing(list(qi_names))
-        return (f"An attacker who knows a person's {knows} guesses their {sa_name} right "
-                f"{s.train.share:.1%} of the time from this release, and {s.control.share:.1%} of the time for "
-                f"people not in the table; the release itself adds {s.risk:.3f} of the possible risk "
-                f"(95% interval {s.low:.3f}-{s.high:.3f}).")
+        return risk_sentence(s.train.share, s.control.share, s.risk, s.low, s.high, qi_names, sa_name)
+
+
+def risk_sentence(train: float, control: float, value: float, low: float, high: float, qi_names: Sequence[str],
+                  sa_name: str) -> str:
+    """The risk scale's plain sentence from its figures (:meth:`RiskAssessment.sentence`, a map's Point).
+
+    >>> risk_sentence(0.276, 0.132, 0.165, 0.128, 0.203, ["age", "sex"], "occupation")
+    "An attacker who knows a person's age and sex guesses their occupation right 27.6% of the time from this release, and 13.2% of the time for people not in the table; the release itself adds 0.165 of the possible risk (95% interval 0.128-0.203)."
+    """
+    return (f"An attacker who knows a person's {_listing(list(qi_names))} guesses their {sa_name} right "
+            f"{train:.1%} of the time from this release, and {control:.1%} of the time for "
+            f"people not in the table; the release itself adds {value:.3f} of the possible risk "
+            f"(95% interval {low:.3f}-{high:.3f}).")
 
 
 def _listing(names: list[str]) -> str:
