@@ -529,6 +529,7 @@ def evaluate(request: Request, kind, settings: dict[str, Any]) -> tuple[dict[str
         data = dataset(request)
         workload = kind.make(data, settings)
         result = run(data, mech.name, raw, workload, seed).to_json()
+    result["count_intervals"] = people_intervals(request, data, mech.name, raw, seed)
     if joint_too:
         from .workloads import make_workload
 
@@ -539,6 +540,31 @@ def evaluate(request: Request, kind, settings: dict[str, Any]) -> tuple[dict[str
     if said:
         result["notes"] = said
     return result, data, said, seed
+
+
+def people_intervals(request: Request, data, mechanism: str, raw: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The 95% interval of a count's estimate in people (:func:`core.intervals.count_intervals`), or why not.
+
+    At counts 10 and 1,000 and per band of a seed 000 pool of 2,000 queries
+    drawn with the release's seed (whatever workload the evaluation used: the
+    same pool on every engine and every page), on tables of at most
+    :data:`RISK_ROWS` records; the Dask engine loads such a table here so
+    both engines print the same figures.
+    """
+    from .errors import WorkbenchError
+    from .intervals import count_intervals
+    from .table import Dataset
+
+    rows = int(data.n)
+    if rows > RISK_ROWS:
+        return {"measured": False, "why": f"The table has {rows:,} records; count intervals are measured on tables "
+                                          f"of at most {RISK_ROWS:,}."}
+    if not isinstance(data, Dataset):  # the Dask engine's summary: the table itself, read here
+        data = dataset(request)
+    try:
+        return {"measured": True, **count_intervals(data, mechanism, raw, seed).to_json()}
+    except WorkbenchError as exc:
+        return {"measured": False, "why": str(exc)}
 
 
 # ------------------------------------------------------------------ the explorer and the report

@@ -671,6 +671,9 @@ def cmd_evaluate(args) -> dict[str, Any]:
         if "joint" in result:
             lines.append(f"joint queries (... AND {data.sa} = a AND {_params(args)['sa2']} = b), workload joint:")
             block(result["joint"])
+        people = result.get("count_intervals") or {}
+        lines.append("in people: " + (people["sentence"] if people.get("measured") else
+                                      f"not measured: {people.get('why', '')}"))
         lines += [f"note: {n}" for n in said]
         result["_text"] = "\n".join(lines)
     return result

@@ -127,3 +127,20 @@ def test_bad_requests_are_one_sentence_before_any_load():
         api.sanitize(api.Request(Setting("uniform", {"p": 7}, 1), data="no-such-file.csv", sensitive="x"))
     with pytest.raises(ParameterError, match="local or dask"):
         api.sanitize(api.Request(Setting("uniform", {}, 1), data="adult", sensitive="occupation", engine="spark"))
+
+
+def test_evaluate_gives_count_intervals_in_people():
+    """Laplace's interval is exact: 95% of estimates within b ln 20 people, b = 1/epsilon (sensitivity 1)."""
+    import math
+
+    code, out, err = _cli("evaluate", "census:2000", "--sa", "occupation", "--mechanism", "laplace",
+                          "--param", "epsilon=0.5", "--queries", "300", "--seed", "4", "--json")
+    assert code == 0, err
+    people = json.loads(out)["count_intervals"]
+    assert people["measured"] and people["method"].startswith("exact")
+    widths = [c["half_width"] for c in people["at"] + people["bands"] if c["half_width"] is not None]
+    assert widths and all(w == pytest.approx(math.log(20) / 0.5) for w in widths)
+    assert people["sentence"].startswith("a true count of 10 is published as 10 +/- 6;")
+    code, out, err = _cli("evaluate", "census:2000", "--sa", "occupation", "--mechanism", "laplace",
+                          "--param", "epsilon=0.5", "--queries", "300", "--seed", "4")
+    assert "in people: a true count of 10 is published as 10 +/- 6;" in out
