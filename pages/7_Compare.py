@@ -202,7 +202,7 @@ def _record():
             ss["w_decision_chosen"], state.pins(), ss.get("w_decision_rationale") or "",
             [r for r in (ss.get("w_decision_reviewers") or "").split(",")],
             ss["w_decision_date"].isoformat() if ss.get("w_decision_date") else "",
-            {n: r["verdict"] for n, r in results.items()})
+            {n: r["verdict"] for n, r in results.items()}, table=data.key)
     except SessionError as exc:
         ss["wb_decision_message"] = ("warning", str(exc))
         return
