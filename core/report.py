@@ -418,7 +418,7 @@ def figure_specs(report: str) -> list[dict[str, Any]]:
 
 def verdict_html(verdict) -> str:
     """The verdict as the report shows it: a warning unless it meets plainly, with the release notes that explain it."""
-    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
+    head = verdict.heading[0].upper() + verdict.heading[1:]  # plain, qualified, vacuous, publishes little, ...
     fix = ""
     if verdict.suggestion:
         fix = " " + verdict.fix()
@@ -567,7 +567,7 @@ def pin_results(data: Dataset, pins: Sequence[Mapping[str, Any]], workload: Work
 def _verdict_cell(v) -> str:
     if v is None:
         return "–"
-    head = v.label + (", qualified" if v.meets and not v.plain else "")
+    head = v.heading
     return f"{head}: {v.detail()}"
 
 

@@ -116,8 +116,8 @@ def _apply(sugg: dict) -> None:
 
 def _fix_button(verdict, key: str) -> None:
     sugg = verdict.suggestion
-    if not sugg:
-        return
+    if not sugg or not sugg.get("verified"):
+        return  # only a fix checked to meet the guarantee by sanitizing with it is one click away (issue 23 §2)
     meets = verdict.suggestion_meets()
     meets = f" ({meets})" if meets else ""
     st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),), type="primary",
@@ -131,7 +131,8 @@ if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*ver
     with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
         verdict = cached.verdict(*verdict_args)
     if verdict.outcome == guarantee.CANNOT_RUN:
-        st.warning(md(verdict.reason))
+        unchecked = verdict.suggestion and not verdict.suggestion.get("verified")
+        st.warning(md(verdict.reason) + (f" {md(verdict.fix())}" if unchecked else ""))  # said, not one click away
         _fix_button(verdict, "w_apply_suggestion")
         st.stop()
 
@@ -167,8 +168,7 @@ def _verdict_box(verdict, pending: str | None = None) -> None:
     ``pending`` replaces the fix while the search for it runs (or says why it is missing).
     """
     box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
-    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain
-                                                           else "")
+    head = verdict.heading[0].upper() + verdict.heading[1:]  # plain, qualified, vacuous, publishes little, ...
     fix = ""
     if pending:
         fix = f" {pending}"

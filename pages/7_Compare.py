@@ -88,8 +88,7 @@ with st.spinner(f"Sanitizing and answering {len(workload):,} queries for {len(pi
         try:
             values = mech.resolve(dict(s.params))
             v = cached.verdict(data, data.key, s.mechanism, cached.items(values), int(s.seed))
-            qualified = ", qualified" if v.meets and not v.plain else ""
-            out["verdict"] = f"{v.label}{qualified}: {v.detail()}"
+            out["verdict"] = f"{v.heading}: {v.detail()}"  # plain, qualified, vacuous, publishes little, ...
             out["outcome"] = v.outcome
             if not v.runs:
                 out["problem"] = v.reason

@@ -189,3 +189,20 @@ def test_pins_and_decision_stay_with_their_table():
     assert at.session_state["wb_decision"].chosen == "three"
     assert any("Recorded:" in m.value for m in at.markdown)
     assert at.session_state["wb_decision"].table == at.session_state["wb_bound_table"]
+
+
+@pytest.mark.slow
+def test_the_one_click_fix_is_offered_only_when_it_was_checked_to_meet():
+    """Issue 23 §2: PriView's "Use β = 1/7" still could not run. Mondrian at k = 100 on an 8-record table: the
+    mechanism's idea (β = 1/6) leaves k = 100 > 8 records, so it is said, not offered as a button."""
+    at = app(SANITIZE, query={"data": "toy-ambiguity", "mech": "mondrian", "k": "100", "seed": "1"})
+    no_exception(at)
+    assert not [b for b in at.button if b.key in ("w_apply_suggestion", "w_verdict_fix")]
+    assert any("not checked" in w.value or "cannot" in w.value.lower() for w in at.warning)
+    at = app(SANITIZE, query={"data": "toy-ambiguity", "mech": "anatomy", "l": "40", "seed": "1"})
+    fix = [b for b in at.button if b.key == "w_apply_suggestion"]
+    assert fix and "meets" in fix[0].label  # checked by sanitizing with it
+    fix[0].click()
+    _run(at)
+    assert not any("cannot run" in w.value.lower() for w in at.warning)
+    _agree(at)
