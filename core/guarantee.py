@@ -348,6 +348,19 @@ class Verdict:
         scope = self._suggestion_scope()
         return "meets its guarantee" + (f" {scope}" if scope else "")
 
+    def _others(self) -> str:
+        """The other settings found that meet, as a clause (issue 23 §2: each with its groups), or empty."""
+        others = (self.suggestion or {}).get("others") or ()
+        if not others:
+            return ""
+        parts = []
+        for o in others:
+            extra = f"{fmt(o['groups'])} group{'' if o['groups'] == 1 else 's'}" if "groups" in o else ""
+            if o.get("little"):
+                extra = ", ".join(x for x in (extra, "publishes little") if x)
+            parts.append(str(o["text"]) + (f" ({extra})" if extra else ""))
+        return " Also meets: " + "; ".join(parts) + "."
+
     def fix(self) -> str:
         """The sentence offering the suggestion, worded by what it was verified to do (empty without one).
 
@@ -378,7 +391,10 @@ class Verdict:
             return (f"Nearest setting that meets it on the records it publishes: {text} "
                     f"({u['records']:,} of {u['of']:,} records not published; none found that meets it "
                     "on every record).")
-        return f"Nearest setting that meets it: {text}" + (f" ({scope})." if scope else ".")
+        groups = (s.get("figures") or {}).get("groups")
+        size = f"{fmt(groups)} group{'' if groups == 1 else 's'}" if isinstance(groups, (int, float)) else ""
+        said = ", ".join(x for x in (size, scope) if x)
+        return f"Nearest setting that meets it: {text}" + (f" ({said})." if said else ".") + self._others()
 
     def line(self) -> str:
         """One line for the CLI and logs: outcome, detail and the fix."""

@@ -237,7 +237,13 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
                          "plain": False, "unpublished": {"records": int(u["records"]), "of": int(u["of"])},
                          "figures": dict(got.figures), **({"little": got.little()} if got.little() else {})}
     if found:  # the most useful that meets; equal utility: the nearest (tried first)
-        return max(found, key=lambda f: (f[0], f[1]))[2]
+        ranked = sorted(found, key=lambda f: (f[0], f[1]), reverse=True)
+        best = dict(ranked[0][2])
+        if len(ranked) > 1:  # the other settings found that meet, named beside it (at most two)
+            best["others"] = [{"params": o["params"], "text": o["text"],
+                               **({"groups": o["figures"]["groups"]} if "groups" in o["figures"] else {}),
+                               **({"little": o["little"]} if o.get("little") else {})} for _, _, o in ranked[1:3]]
+        return best
     return qualified
 
 
