@@ -123,3 +123,17 @@ def test_cli_run_with_html(tmp_path, capsys):
     assert "age 74 vs 78" in got["statements"][0]["ours"]
     text = out.read_text()
     assert "Verdict: not reproduced" in text and "<table" in text
+
+
+def test_cli_all_prints_every_entry_with_its_statements(capsys, monkeypatch):
+    # the two tables of settings stand in for all 39 (they need no run); --all goes through papers.run_all
+    monkeypatch.setattr(papers, "ITEMS", tuple(i for i in papers.ITEMS if i.experiment is None))
+    assert cli.main(["experiment", "--all", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [e["key"] for e in out["entries"]] == ["001-table3", "003-table4"]
+    assert out["counts"] == papers.counts([papers.REPRODUCED, papers.NOT])
+    for e in out["entries"]:
+        assert e["verdict"] == papers.verdict_of([papers.Row("", "", "", s["verdict"]) for s in e["statements"]])
+        assert all(s["tolerance"] for s in e["statements"])
+    assert cli.main(["experiment", "--all", "000-fig8"]) == 2
+    assert "error: " in capsys.readouterr().err
