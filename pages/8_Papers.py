@@ -147,7 +147,8 @@ for tab, (seed, its) in zip(tabs, groups.items()):
         _item(papers.get(chosen))
         st.markdown(f"**Every figure and table of seed {seed}**")
         # st.table: every cell wraps (a dataframe cut the captions and the verdict column at 1,400 px)
-        st.table(pd.DataFrame([{"figure or table": i.number, "caption": i.caption, "data": i.standin,
+        st.table(pd.DataFrame([{"figure or table": i.number, "caption": i.caption,
+                                "data": i.standin if i.experiment else "no run: the settings of its figures",
                                 "experiment": i.experiment or "none",
                                 "verdict": store["verdicts"].get(i.key) or (papers.judge(i, None)[0]
                                                                            if i.experiment is None else None)
