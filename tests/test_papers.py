@@ -137,3 +137,18 @@ def test_cli_all_prints_every_entry_with_its_statements(capsys, monkeypatch):
         assert all(s["tolerance"] for s in e["statements"])
     assert cli.main(["experiment", "--all", "000-fig8"]) == 2
     assert "error: " in capsys.readouterr().err
+
+
+def test_docs_table_is_the_recorded_run():
+    """docs/papers.md's table and counts are bench/papers.py --markdown of docs/papers.json (the page's record)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("bench_papers", root / "bench" / "papers.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rec = papers.recorded()
+    assert rec and len(rec["entries"]) == len(papers.ITEMS) == 39
+    assert rec["counts"] == papers.counts(e["verdict"] for e in rec["entries"])
+    assert bench.markdown(rec) in (root / "docs" / "papers.md").read_text(encoding="utf-8")
