@@ -604,8 +604,9 @@ def _priview_exact(data: Dataset, s: dict[str, Any], progress=None) -> Experimen
                   "promise (exact presence and association from the published tables within α and β) at the cost "
                   "of larger groups and records left out; left-out records count as undercounts here.")],
         tables=[("Privacy and loss", pd.DataFrame([{k: _rounded(v) if k in _MEASURES else v for k, v in r.items()}
-                                                   for r in rows]), "Exact measures are computed from the published tables "
-                 "over all possible worlds (core.ambiguity.priview_stats); Theorem 6's are the paper's formulas. "
+                                                   for r in rows]),
+                 "Exact measures are computed from the published tables over all possible worlds "
+                 "(core.mechanisms.ambiguity_algorithm.priview_stats); Theorem 6's are the paper's formulas. "
                  "Rounded to 10 decimals: a release meets α and β when its measure is at most α or β plus 1e-12 "
                  "of float rounding.")],
         notes=notes, data={"rows": rows, "errors": series, "alpha": s["alpha"], "beta": s["beta"]})
