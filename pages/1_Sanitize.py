@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import figures, guarantee
+from core import api, figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
 from core.palette import PALETTE, TRUTH, colour_name
+from core.session import Setting
 from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
 from pages.ui import cached, state, views
 from pages.ui import data as uidata
+from pages.ui import risk as uirisk
 from pages.ui.fmt import is_number, md, number
-from pages.ui.params import param_inputs, set_values, summary
+from pages.ui.params import param_inputs, summary
 from pages.ui.pins import pin_bar
 from pages.ui.charts import chart
 
@@ -35,10 +37,10 @@ PUBLISHES = {
 
 # ------------------------------------------------------------------ mechanism
 names = list(MECHANISMS)
-state.seed_widget("w_mech", ss[state.MECH], lambda v: v in names)
-name = st.selectbox("Mechanism", names, key="w_mech", format_func=lambda n: MECHANISMS[n].title,
-                    help="Every mechanism of the five papers and their baselines; the same choice is used "
-                         "on the Query error page.")
+state.bind_widget("w_mech", ss[state.MECH], lambda v: v in names)
+name = state.drawn("w_mech", st.selectbox(
+    "Mechanism", names, key="w_mech", format_func=lambda n: MECHANISMS[n].title,
+    help="Every mechanism of the five papers and their baselines; the same choice is used on the Query error page."))
 ss[state.MECH] = name
 mech = MECHANISMS[name]
 st.markdown(mech.summary)
@@ -64,24 +66,22 @@ if paper is not None:
         st.caption(f"Using the parameters of {paper.source} exactly: {exact}.")
     else:
         def _use_paper(values=dict(wanted)):
-            state.set_mech_params(name, {**state.mech_params(name), **values})
-            set_values(mech.params, ns, values)
+            state.apply_setting(Setting(name, {**state.mech_params(name), **values}, int(ss[state.SEED])))
 
         st.button(f"Use the paper's values: {exact}", key="w_use_paper", on_click=_use_paper,
                   help=f"The values of {paper.source}. The sliders move in steps and cannot hit such fractions exactly.")
 
 
 def _new_seed():
-    seed = fresh_seed()
-    ss[state.SEED] = seed
-    ss["w_seed"] = seed
+    state.apply_setting(Setting(name, state.mech_params(name), fresh_seed()))
 
 
 s1, s2, _ = st.columns([1, 1, 2])
 with s1:
-    state.seed_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
-    seed = st.number_input("Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed",
-                           help="Same table, parameters and seed give the same release; the manifest records it.")
+    state.bind_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
+    seed = state.drawn("w_seed", st.number_input(
+        "Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed",
+        help="Same table, parameters and seed give the same release; the manifest records it."))
 with s2:
     st.write("")
     st.button("New random seed", key="w_new_seed", on_click=_new_seed,
@@ -112,15 +112,15 @@ if numbers:
 
 # ------------------------------------------------------------------ eligibility
 def _apply(sugg: dict) -> None:
-    """One-click fix: the suggested parameters become the current ones (widgets follow on the next run)."""
-    state.set_mech_params(name, {**state.mech_params(name), **sugg})
-    set_values(mech.params, ns, sugg)
+    """One-click fix, one action: the suggested parameters become the current setting (the widgets are drawn
+    from it on the next run)."""
+    state.apply_setting(Setting(name, {**state.mech_params(name), **sugg}, int(ss[state.SEED])))
 
 
 def _fix_button(verdict, key: str) -> None:
     sugg = verdict.suggestion
-    if not sugg:
-        return
+    if not sugg or not sugg.get("verified"):
+        return  # only a fix checked to meet the guarantee by sanitizing with it is one click away (issue 23 §2)
     meets = verdict.suggestion_meets()
     meets = f" ({meets})" if meets else ""
     st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),), type="primary",
@@ -134,7 +134,8 @@ if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*ver
     with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
         verdict = cached.verdict(*verdict_args)
     if verdict.outcome == guarantee.CANNOT_RUN:
-        st.warning(md(verdict.reason))
+        unchecked = verdict.suggestion and not verdict.suggestion.get("verified")
+        st.warning(md(verdict.reason) + (f" {md(verdict.fix())}" if unchecked else ""))  # said, not one click away
         _fix_button(verdict, "w_apply_suggestion")
         st.stop()
 
@@ -170,8 +171,7 @@ def _verdict_box(verdict, pending: str | None = None) -> None:
     ``pending`` replaces the fix while the search for it runs (or says why it is missing).
     """
     box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
-    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain
-                                                           else "")
+    head = verdict.heading[0].upper() + verdict.heading[1:]  # plain, qualified, vacuous, publishes little, ...
     fix = ""
     if pending:
         fix = f" {pending}"
@@ -213,6 +213,8 @@ for text in verdict.notes:
 for note in release.notes:
     if note not in verdict.explains:  # each message once: the verdict already says these
         st.info(md(note))
+
+uirisk.section(verdict_args, verdict)  # the manifest's risk block, beside the verdict (behind the page)
 
 left, right = st.columns(2)
 with left:
@@ -267,6 +269,15 @@ with c2:
     st.caption("Measured on this release (shares of records, probabilities, budgets).")
 
 st.subheader("Download")
+decision = state.decision_for(state.current_setting())  # only the chosen pin's release carries it
+
+
+def _risk_block():
+    """The manifest's risk block, as the command line writes it (measured now if it is not yet)."""
+    return uirisk.block(verdict_args, cached.verdict(*verdict_args) if cached.verdict.is_cached(*verdict_args)
+                        else verdict)
+
+
 stem = f"{data.name.replace(':', '_')}-{name}-seed{release.seed}"
 d1, d2, d3 = st.columns(3)
 if len(release.tables) == 1:
@@ -277,14 +288,15 @@ if len(release.tables) == 1:
     d2.download_button("Table as Parquet", lambda: parquet_bytes(main.to_frame()), file_name=f"{stem}.parquet",
                        mime="application/octet-stream", key="dl_parquet", on_click="ignore")
 else:
-    d1.download_button("All tables as CSV (zip)", lambda: zip_bytes(release, "csv"), file_name=f"{stem}-csv.zip",
+    d1.download_button("All tables as CSV (zip)", lambda: zip_bytes(release, "csv", decision, _risk_block()),
+                       file_name=f"{stem}-csv.zip",
                        mime="application/zip", key="dl_csv", on_click="ignore",
                        help="One CSV per published table and the manifest.")
-    d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet"),
+    d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet", decision, _risk_block()),
                        file_name=f"{stem}-parquet.zip", mime="application/zip", key="dl_parquet",
                        on_click="ignore")
-decision = state.decision_for(state.current_setting())  # only the chosen pin's release carries it
-d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision), file_name=f"{stem}.manifest.json",
+d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision, _risk_block()),
+                   file_name=f"{stem}.manifest.json",
                    mime="application/json", key="dl_manifest", on_click="ignore",
                    help="Mechanism, resolved parameters, seed, row counts, published metadata, privacy "
                         "checks and the command that reproduces this release.")
@@ -301,7 +313,11 @@ if decision is not None:
     st.caption(f"This is the setting chosen in the decision record ('{md(decision['chosen'])}'): the manifest "
                "carries the record.")
 with st.expander("Manifest as JSON"):
-    st.json(release.manifest(decision), expanded=1)
+    shown_risk = uirisk.ready(verdict_args)
+    if shown_risk is None:
+        st.caption("The risk block is being measured; the downloaded manifest carries it.")
+    st.json(release.manifest(decision, None if shown_risk is None else api.beside_verdict(shown_risk, verdict)),
+            expanded=1)
 
 render = views.find(name)
 if render is not None:
