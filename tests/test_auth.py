@@ -30,7 +30,7 @@ PINS = ('[{"name":"five","mechanism":"splu","params":{"gamma":"5"},"seed":1},'
 
 # ------------------------------------------------------------------ no browser
 def test_the_decisions_author_round_trips_through_the_session_file():
-    from core.session import Pin, Setting, make_decision, pins_from_text  # noqa: F401
+    from core.session import Pin, Setting, make_decision
 
     pins = (Pin("five", Setting("splu", {"gamma": 5}, 1)), Pin("up", Setting("uniform", {"p": 0.5}, 1)))
     made = make_decision("five", pins, "small groups", ["Bob"], "2026-11-27", author="  Alice Steward ")
