@@ -208,8 +208,9 @@ def test_report_reuses_the_map_the_trade_offs_page_measured(monkeypatch):
 
 
 @pytest.mark.slow
-def test_every_pin_carries_its_measured_risk_and_counts_in_people():
+def test_every_pin_carries_its_measured_risk_and_counts_in_people(monkeypatch):
     """Issue 22: each pin shows the added risk with its interval, in words, and a count's interval in people."""
+    monkeypatch.setenv("WORKBENCH_RISK", "inline")
     pins = ('[{"name":"UP half","mechanism":"uniform","params":{"p":"0.5"},"seed":1},'
             '{"name":"UP keeps little","mechanism":"uniform","params":{"p":"0.05"},"seed":1}]')
     at = app("pages/7_Compare.py", query={"mech": "uniform", "seed": "1", "pins": pins})
