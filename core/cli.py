@@ -127,6 +127,21 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {clip(message, 300)} (see --help)")
 
 
+def _cached(name: str):
+    """The help text ``name`` from :mod:`core._helptext` (no mechanism imported), else built (see core.registry)."""
+    import functools
+
+    def wrap(build):
+        @functools.wraps(build)
+        def text() -> str:
+            from .registry import help_text
+
+            return help_text(name, build)
+        return text
+    return wrap
+
+
+@_cached("mechanisms")
 def _mechanism_help() -> str:
     from .mechanisms import MECHANISMS
 
@@ -141,6 +156,7 @@ def _mechanism_help() -> str:
     return "\n".join(lines)
 
 
+@_cached("bounds")
 def _bound_help() -> str:
     from .bounds import BOUNDS
 
@@ -152,6 +168,7 @@ def _bound_help() -> str:
     return "\n".join(lines)
 
 
+@_cached("workloads")
 def _workload_help() -> str:
     from .workloads import WORKLOADS
 
@@ -163,6 +180,7 @@ def _workload_help() -> str:
     return "\n".join(lines)
 
 
+@_cached("samples")
 def _sample_help() -> str:
     from . import samples
 
@@ -228,7 +246,7 @@ def _seed(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .mechanisms import MAX_SEED
+    from .registry import MAX_SEED
 
     epilog = "\n\n".join([_sample_help(), _mechanism_help(), _workload_help(), _bound_help()])
     parser = _Parser(
