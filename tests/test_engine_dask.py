@@ -315,6 +315,42 @@ def test_reloader_drops_modules_of_another_copy(tmp_path, monkeypatch):
         sys.modules.update(saved)  # the test's own process keeps its core
 
 
+class _FakeClient:
+    """A client whose workers lack pyarrow: shipping works, the warm-up's import fails."""
+
+    def __init__(self, *args, **kwargs):
+        self.plugins = []
+
+    def register_plugin(self, plugin, name=None):
+        self.plugins.append(name)
+
+    def run(self, function, *args, **kwargs):
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    def close(self, timeout=None):
+        pass
+
+
+def test_workers_lacking_a_module_is_one_sentence(monkeypatch):
+    import distributed
+
+    monkeypatch.setattr(distributed, "Client", _FakeClient)
+    with pytest.raises(dk.EngineError) as err:
+        with dk.connect("tcp://127.0.0.1:1"):
+            pass
+    assert str(err.value) == ("The workers of the Dask scheduler at 'tcp://127.0.0.1:1' lack the Python module "
+                              "'pyarrow'; install requirements.txt in the workers' Python environment.")
+
+
+def test_a_module_missing_here_too_is_not_blamed_on_the_workers():
+    with pytest.raises(ModuleNotFoundError):
+        with dk.failures("tcp://127.0.0.1:1", 1000):
+            raise ModuleNotFoundError("No module named 'no_such_module_here'", name="no_such_module_here")
+    with pytest.raises(dk.EngineError, match="lack the Python module 'numpy'"):
+        with dk.failures("tcp://127.0.0.1:1", 1000):
+            raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+
 def test_scheduler_dies_mid_run(table_dir, real_cluster, tmp_path, capsys, monkeypatch):
     address, sched, _ = real_cluster
     monkeypatch.setattr(dk, "CONNECT_TIMEOUT", 2)

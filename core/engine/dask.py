@@ -709,8 +709,10 @@ def failures(scheduler: str | None, partition_rows: int) -> Iterator[None]:
         raise EngineError(f"{what}; {more} or use smaller partitions, e.g. --partition-rows {smaller:,}. "
                           "Nothing was written.") from None
     except ModuleNotFoundError as exc:
-        if scheduler is None:
-            raise
+        import importlib.util
+
+        if scheduler is None or not exc.name or importlib.util.find_spec(exc.name) is None:
+            raise  # not the workers' lack: this process lacks it too
         raise EngineError(f"The workers of {where} lack the Python module '{clip(exc.name or str(exc))}'; install "
                           "requirements.txt in the workers' Python environment. Nothing was written.") from None
     except (OSError, TimeoutError, FutureCancelledError) as exc:
