@@ -2,7 +2,7 @@
 
 ``python -m core --help`` lists every sample, mechanism, workload and curve
 with its parameters; those texts are kept in ``core/_helptext.py``
-(``python -m core.registry`` writes it), so printing them imports no
+(``python -m core.helptext`` writes it), so printing them imports no
 mechanism, no pandas and no scipy.  The mechanisms and curves themselves
 import scipy's heavy parts (stats, signal, optimize) only where they use them.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from core import cli, registry
+from core import cli, helptext, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,13 +56,13 @@ def test_mechanisms_do_not_import_scipy_stats_signal_or_optimize():
 
 @pytest.mark.slow
 def test_kept_help_texts_are_the_registries():
-    """core/_helptext.py is what the registries give now (else: run ``python -m core.registry``)."""
-    built = registry.built_help_texts()
+    """core/_helptext.py is what the registries give now (else: run ``python -m core.helptext``)."""
+    built = helptext.built_help_texts()
     from core._helptext import TEXT
 
     assert set(TEXT) == set(registry.HELP_TEXTS)
     for name, text in built.items():
-        assert TEXT[name] == text, f"core/_helptext.py is out of date ({name}): run python -m core.registry"
+        assert TEXT[name] == text, f"core/_helptext.py is out of date ({name}): run python -m core.helptext"
         assert getattr(cli, registry.HELP_TEXTS[name])() == text
     assert "splu" in built["mechanisms"] and "sdr-error" in built["bounds"]
 
@@ -77,8 +77,8 @@ def test_a_help_text_not_kept_is_built(monkeypatch):
 
 
 def test_write_help_texts_round_trips(tmp_path, monkeypatch):
-    monkeypatch.setattr(registry, "built_help_texts", lambda: {"samples": "a 'quoted'\nline", "bounds": "é"})
-    path = registry.write_help_texts(tmp_path / "_helptext.py")
+    monkeypatch.setattr(helptext, "built_help_texts", lambda: {"samples": "a 'quoted'\nline", "bounds": "é"})
+    path = helptext.write_help_texts(tmp_path / "_helptext.py")
     space: dict = {}
     exec(path.read_text(encoding="utf-8"), space)  # noqa: S102 - our own generated file
     assert space["TEXT"] == {"samples": "a 'quoted'\nline", "bounds": "é"}
