@@ -280,6 +280,16 @@ def test_real_scheduler_and_workers(table_dir, real_cluster, tmp_path, capsys, s
     assert _logged_errors(logs) == []
 
 
+def test_a_cluster_of_this_process_is_sent_nothing(cluster):
+    """The fixture's LocalCluster has its scheduler here: shipping would put the zip on this process's path."""
+    import core
+
+    before = (list(sys.path), core.__file__)
+    with dk.connect(cluster) as client:
+        assert not any(n.startswith("workbench-core-") for n in client.scheduler_info().get("plugins", []) or [])
+    assert (list(sys.path), core.__file__) == before
+
+
 def test_ship_names_the_code_by_its_content():
     """The zip holds every module of ``core`` and the reloader; its name changes with its content."""
     import io
@@ -326,6 +336,9 @@ class _FakeClient:
 
     def run(self, function, *args, **kwargs):
         raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    def run_on_scheduler(self, function, *args, **kwargs):
+        return -1  # another process
 
     def close(self, timeout=None):
         pass

@@ -553,12 +553,15 @@ def ship(client, scheduler: str) -> None:
     directory, put it first on ``sys.path`` and import it.  The plugins are
     named by the zip's digest and idempotent, so the same code is not sent
     again on the next run (``upload_file`` would register a new pair every
-    run).
+    run).  A scheduler running in this very process is sent nothing: the
+    upload would put the zip first on this process's own ``sys.path``.
     """
     import tempfile
 
     from distributed.diagnostics.plugin import SchedulerUploadFile, UploadFile
 
+    if client.run_on_scheduler(os.getpid) == os.getpid():
+        return  # a cluster started in this process (a notebook's, a test's): its workers came from here, with our code
     name, data = package_zip()
     with tempfile.TemporaryDirectory(prefix="workbench-ship-") as folder:
         path = Path(folder) / name
@@ -653,6 +656,8 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                     raise EngineError(f"The workers of {where} lack the Python module "
                                       f"'{clip(exc.name or str(exc))}'; install requirements.txt in the workers' "
                                       "Python environment.") from None
+                except Exception:  # noqa: BLE001 - a warm-up only: any other failure shows in the first task
+                    pass
             yield client
         finally:
             with contextlib.suppress(Exception):
@@ -1408,7 +1413,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             fmt = "csv" if several else "parquet"
             paths = [tmp / (_write.part_name(b) if fmt == "parquet" else f".{plan.table}.{b:05d}.csv")
                      for b in range(1 << bits)]
-            parts = [client.submit(part_task, pieces, names, labels, os.path.abspath(path), fmt, b == 0, key=f"part-{token}-{b}")
+            parts = [client.submit(part_task, pieces, names, labels, os.path.abspath(path), fmt, b == 0,
+                                   key=f"part-{token}-{b}")
                      for b, (path, pieces) in enumerate(zip(paths, buckets))]
             buckets = None  # a part's pieces are held by its task only, and go when it is written
             rows = client.gather(parts)
