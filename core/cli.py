@@ -227,6 +227,15 @@ def _randomness(text: str) -> int:
     return value
 
 
+def _risk_limit(text: str) -> str:
+    """argparse type of ``--max-risk``: kept as typed; read and range-checked by :func:`_risk_options`.
+
+    Checked there, not here, so that a repeated ``--max-risk`` is refused
+    as given twice before either value is judged.
+    """
+    return text
+
+
 def _seed(text: str) -> int:
     """argparse type of ``--seed``: a whole number the release's generator accepts (see core.mechanisms.check_seed)."""
     from .mechanisms import check_seed
@@ -287,6 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the randomness version the release was drawn with (a manifest's reproduce command gives "
                         "it): refused when this workbench draws differently, instead of writing a different "
                         "release; with --session, this version's number writes its release of an older session")
+    p.add_argument("--max-risk", type=_risk_limit, metavar="R",
+                   help="write nothing and exit with status 3 (one line on stderr) unless the release's measured "
+                        "risk (the added risk of core.risk: attribute inference against a held-out control set) has "
+                        "a 95%% interval whose upper end is at most R, in [0, 1]; refused too when the risk cannot "
+                        "be measured")
+    p.add_argument("--no-risk", action="store_true",
+                   help="do not measure the release's risk (the manifest then says it was turned off); the risk is "
+                        "measured by default on tables of at most 1,000,000 records, in about a second on Adult")
     p.add_argument("--require-guarantee", action="store_true",
                    help="write nothing and exit with status 3 (one line on stderr: what fails and the nearest "
                         "setting that meets it) unless the release meets its mechanism's own guarantee plainly: on "
@@ -346,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="large counts: mean relative error at most this, in (0, 10] (default 0.10; negative = no target)")
     p.add_argument("--selectivity", type=float, default=0.01, metavar="S",
                    help="... for queries of at least this selectivity, in [0.005, 0.05] (default 0.01)")
+    p.add_argument("--max-risk", type=float, default=-1, metavar="R",
+                   help="added risk (core.risk: attribute inference against a held-out control set) at most this at "
+                        "the upper end of its 95%% interval, in [0, 1] (default: no target)")
     p.add_argument("--max-lift", type=float, default=1.5, metavar="L",
                    help="inference lift over the global mode at most this, in [0.5, 10] (default 1.5; negative = no target)")
 
@@ -541,6 +561,21 @@ def _request(args, **extra):
                    partition_rows=getattr(args, "partition_rows", None), **extra)
 
 
+def _risk_options(args) -> dict[str, Any]:
+    """``sanitize``'s risk flags as the request's ``risk`` and ``max_risk`` (both given: refused, not ignored)."""
+    from .params import parse_number
+
+    if args.max_risk is None:
+        return {"risk": not args.no_risk, "max_risk": None}
+    if args.no_risk:
+        raise _UsageError("python -m core sanitize: --max-risk needs the risk measured; leave out --no-risk.")
+    value = parse_number(args.max_risk)
+    if value is None or not 0 <= value <= 1:
+        raise _UsageError(f"python -m core sanitize: --max-risk takes an added risk between 0 and 1 (e.g. 0.05), "
+                          f"not '{clip(args.max_risk)}'.")
+    return {"risk": True, "max_risk": float(value)}
+
+
 def cmd_sanitize(args) -> dict[str, Any]:
     from . import api, mechanisms
 
@@ -563,20 +598,22 @@ def cmd_sanitize(args) -> dict[str, Any]:
     if missing:
         raise _UsageError(f"python -m core sanitize: give {', '.join(missing)} (or --session FILE) (see --help)")
     mechanisms.get(args.mechanism).resolve(_params(args))  # parameter errors before --band's and the load
-    outcome = api.sanitize(_request(args, require_guarantee=args.require_guarantee), out=args.out,
-                           manifest=args.manifest)
+    outcome = api.sanitize(_request(args, require_guarantee=args.require_guarantee, **_risk_options(args)),
+                           out=args.out, manifest=args.manifest)
     return _sanitize_output(args, outcome)
 
 
 def _sanitize_session(args) -> dict[str, Any]:
     """``sanitize --session F``: the session's table, columns and current setting; flags override and say so."""
+    from dataclasses import replace
+
     from . import api
 
     given = api.Overrides(data=args.data, options=_read_options(args), mechanism=args.mechanism,
                           params=_params(args), seed=args.seed, sensitive=args.sensitive, qi=args.qi,
                           bands=_bands(args), randomness=args.randomness)
     asked = api.session_request(args.session, given, require_guarantee=args.require_guarantee)
-    outcome = api.sanitize(asked.request, out=args.out, manifest=args.manifest)
+    outcome = api.sanitize(replace(asked.request, **_risk_options(args)), out=args.out, manifest=args.manifest)
     for note in asked.notes:
         print(f"note: {note}", file=sys.stderr)
     out = _sanitize_output(args, outcome)
@@ -593,10 +630,19 @@ def _sanitize_output(args, outcome) -> dict[str, Any]:
         out["verdict"] = verdict.to_dict()
     if outcome.run is not None:
         out["run"] = outcome.run
+    if outcome.risk is not None:
+        out["risk"] = outcome.risk
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
         if verdict is not None:
             lines.append(f"verdict: {' '.join(verdict.line().split())}")
+        risk = outcome.risk
+        if risk is not None and risk.get("measured"):
+            lines.append(f"risk: {risk['sentence']}")
+            if risk.get("beside_verdict"):
+                lines.append(f"verdict and risk: {risk['beside_verdict']}")
+        elif risk is not None:
+            lines.append(f"risk: not measured: {risk['why']}")
         lines += identifier_warnings(outcome.data) if outcome.data is not None else []
         for note in release.notes:
             lines.append(f"note: {note}")
@@ -647,6 +693,9 @@ def cmd_evaluate(args) -> dict[str, Any]:
         if "joint" in result:
             lines.append(f"joint queries (... AND {data.sa} = a AND {_params(args)['sa2']} = b), workload joint:")
             block(result["joint"])
+        people = result.get("count_intervals") or {}
+        lines.append("in people: " + (people["sentence"] if people.get("measured") else
+                                      f"not measured: {people.get('why', '')}"))
         lines += [f"note: {n}" for n in said]
         result["_text"] = "\n".join(lines)
     return result
@@ -709,14 +758,18 @@ def cmd_tradeoff(args) -> dict[str, Any]:
            "records_sampled": len(t.truth), "mode_share": t.mode_share,
            "points": [p.to_json() | {"pareto": i in front} for i, p in enumerate(points)],
            "not_eligible": skipped}
-    lines = [f"{'mechanism':<15}{'parameters':<34}{'lift':>7}{'small<30%':>11}{'presence':>10}{'large err':>11}"]
+    lines = [f"{'mechanism':<15}{'parameters':<34}{'added risk [95%]':>22}{'lift':>7}{'small<30%':>11}"
+             f"{'presence':>10}{'large err':>11}"]
     for i, p in enumerate(points):
         params = ", ".join(f"{k}={format_value(v)}" for k, v in p.params.items())[:33]
         small = "-" if p.small_sum_disclosure is None else f"{p.small_sum_disclosure:.3f}"
         large = "-" if p.large_error is None else f"{p.large_error:.4f}"
-        lines.append(f"{p.mechanism:<15}{params:<34}{p.inference_lift:>7.2f}{small:>11}{p.presence:>10.3g}{large:>11}"
-                     + ("  *" if i in front else ""))
-    lines.append("* on the Pareto front (no other setting has both lower lift and lower large-count error)")
+        risk = ("-" if getattr(p, "added_risk", None) is None else
+                f"{p.added_risk:.3f} [{p.risk_low:.3f}, {p.risk_high:.3f}]")
+        lines.append(f"{p.mechanism:<15}{params:<34}{risk:>22}{p.inference_lift:>7.2f}{small:>11}{p.presence:>10.3g}"
+                     f"{large:>11}" + ("  *" if i in front else ""))
+    lines.append("* on the Pareto front (no other setting has both lower added risk and lower large-count error); "
+                 "added risk: attribute inference on people in the table beyond people held out of it (docs/risk.md)")
     lines += [f"not eligible: {s}" for s in skipped]
     out["_text"] = "\n".join(lines)
     return out
@@ -729,7 +782,8 @@ def cmd_recommend(args) -> dict[str, Any]:
     goals = Goals(small_privacy=None if args.small_privacy < 0 else args.small_privacy,
                   large_error=None if args.large_error < 0 else args.large_error,
                   large_selectivity=args.selectivity,
-                  max_lift=None if args.max_lift < 0 else args.max_lift)
+                  max_lift=None if args.max_lift < 0 else args.max_lift,
+                  max_risk=None if args.max_risk < 0 else args.max_risk)
     recs, data, t = api.recommend(_request(args), _explore(args), goals, progress=_progress(args))
     _records_note(args, t, data)
     out = {"targets": goals.describe(), "recommendations": [r.to_json() for r in recs]}
