@@ -73,7 +73,8 @@ def main(argv=None) -> int:
         med = {r: statistics.median(times[r, c]) for r in roots}
         row = f"| {label} | " + " | ".join(f"{med[r]:.2f}" for r in roots)
         target = TARGETS.get(c)
-        row += f" | {'' if target is None else f'≤ {target:g}'} | {med['this'] / statistics.median(times['this', 'bare']):.1f}x |"
+        bare = statistics.median(times["this", "bare"])
+        row += f" | {'' if target is None else f'≤ {target:g}'} | {med['this'] / bare:.1f}x |"
         if "other" in roots:
             row += f" {med['this'] / med['other']:.2f} |"
         print(row)

@@ -271,8 +271,8 @@ def test_real_scheduler_and_workers(table_dir, real_cluster, tmp_path, capsys, s
     assert rc == 0, err
     monkeypatch.chdir(table_dir.parent)  # relative paths: the workers run in another folder
     for run_no in range(2):  # the second run finds the code already shipped
-        rc, out, err = _sanitize(capsys, table_dir.name, tmp_path / f"dask{run_no}", "uniform", "--engine", "dask",
-                                 "--scheduler", address, "--partition-rows", 700)
+        rc, out, err = _sanitize(capsys, f"./{table_dir.name}", tmp_path / f"dask{run_no}", "uniform",
+                                 "--engine", "dask", "--scheduler", address, "--partition-rows", 700)
         assert rc == 0, err
         assert _files(tmp_path / f"dask{run_no}") == _files(tmp_path / "local")
         run = json.loads((tmp_path / f"dask{run_no}" / "_run.json").read_text())
