@@ -389,6 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "statements beside ours and a verdict")
     p.add_argument("name", nargs="?", metavar="NAME", help="a figure or table, e.g. 000-fig8 (see --list)")
     p.add_argument("--list", action="store_true", help="list every figure and table of the five evaluation sections")
+    p.add_argument("--all", action="store_true", help="run every figure and table on its stand-in (minutes) and "
+                   "print each verdict with its statements and their tolerances")
     p.add_argument("--data", metavar="DATA", help="run on this table instead of the paper's data stand-in")
     p.add_argument("--sensitive", "--sa", metavar="COL", help="sensitive attribute of --data")
     p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help="QI columns of --data; " + QI_HELP)
@@ -880,6 +882,14 @@ def cmd_experiment(args) -> dict[str, Any]:
         entries = papers.listing()
         text = "\n".join(f"{e['key']:<22} seed {e['seed']} {e['number']}: {e['caption']}" for e in entries)
         return {"items": entries, "_text": text}
+    if args.all:
+        if args.name or args.data or args.param or args.out:
+            raise ParameterError("--all runs every figure and table on its stand-in with the paper's settings; give "
+                                 "it no NAME, --data, --param or --out.")
+        out = papers.run_all()
+        out["_text"] = "\n".join([f"{e['key']:<22} {e['seconds']:7.1f} s  {e['verdict']}" for e in out["entries"]]
+                                 + [papers.counts_text(out["counts"])])
+        return out
     if not args.name:
         raise ParameterError("Name a figure or table (e.g. 000-fig8), or use --list to see them.")
     item = papers.get(args.name)
