@@ -39,7 +39,8 @@ def test_renders_adult_by_default():
     # exactly one outcome column is filled per row
     assert ((verdicts[["cannot run", "runs but fails", "meets"]] != "").sum(axis=1) == 1).all()
     mondrian = verdicts.loc[MECHANISMS["mondrian"].title, "runs but fails"]
-    assert "462 of 462 groups" in mondrian and "Nearest setting that meets it: β = 0.135" in mondrian
+    assert "462 of 462 groups" in mondrian and "Nearest setting that meets it: β = 0.945 (1,514 groups)" in mondrian
+    assert "β = 0.135, k = 21799 (1 group, publishes little)" in mondrian  # the other setting found, said as such
     ambiguity = verdicts.loc[MECHANISMS["ambiguity"].title, "meets"]
     assert "16,942 of 45,222 records are not published" in ambiguity and "β = 0.143 meets it" in ambiguity
     assert "50.7%" in verdicts.loc[MECHANISMS["bucketization"].title, "meets"]
