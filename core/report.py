@@ -192,7 +192,10 @@ def _compact(value: Any, limit: int | None = None) -> str:
 
 
 def _kv(mapping: Mapping[str, Any]) -> str:
-    rows = [{"item": k, "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
+    """Items as words (``violating_groups_before`` -> ``violating groups before``; issue 23 §4) and their values."""
+    from .guarantee import _name
+
+    rows = [{"item": _name(str(k)), "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
             for k, v in mapping.items()]
     return _table(pd.DataFrame(rows)) if rows else "<p>none</p>"
 

@@ -39,3 +39,11 @@ def test_the_report_shows_parameters_as_the_pages_do():
                                 [{"name": "a", "mechanism": "mondrian", "params": {"beta": "39/59", "k": "20"},
                                   "seed": 1}])
     assert "beta = 0.661, k = 20" in html and "39/59" not in html
+
+
+def test_the_reports_tables_name_items_in_words():
+    from core import report
+
+    html = report._kv({"violating_groups_before": 3, "T_p": 0.6})
+    assert "<td>violating groups before</td>" in html and "violating_groups_before" not in html
+    assert "<td>T_p</td>" in html
