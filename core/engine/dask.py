@@ -534,9 +534,10 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                                                silence_logs=logging.CRITICAL)
                 client = Client(cluster, set_as_default=False)
             else:
+                probe_scheduler(scheduler)
                 try:
                     client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
-                except (OSError, TimeoutError, ValueError) as exc:
+                except (OSError, TimeoutError, ValueError, MemoryError) as exc:
                     raise EngineError(f"The Dask scheduler at '{clip(scheduler)}' cannot be reached "
                                       f"({clip(_reason(exc), 120)}); start it (`dask scheduler`) or leave out "
                                       "--scheduler to use a local cluster.") from None
@@ -553,6 +554,69 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
             with contextlib.suppress(Exception):
                 if cluster is not None:
                     cluster.close(timeout=10)
+
+
+#: the schemes --scheduler may name (distributed's TCP and TLS comms); none given means tcp
+SCHEMES = ("tcp", "tls")
+#: seconds a server at --scheduler has to send its first bytes (a Dask scheduler greets at once)
+GREETING_TIMEOUT = 5
+
+
+def probe_scheduler(address: str, timeout: float = GREETING_TIMEOUT) -> None:
+    """Refuse, in one sentence and before a ``Client`` exists, an address that is not a Dask scheduler's.
+
+    A malformed address (``http://[::1``) made ``Client`` raise half-built,
+    and its ``__del__`` then printed a traceback; a server that answers but
+    is not Dask made distributed read its bytes as a frame length
+    ("Unable to allocate 3.07 EiB"); a plain HTTP server, which waits for a
+    request, left the command waiting.  So the address is parsed first
+    (scheme tcp or tls, a host, a port: Dask's 8786 when none is given),
+    and for tcp a socket is opened and the server's first bytes read: a
+    Dask scheduler writes its handshake as soon as a connection opens, a
+    frame count (a small number, 8 bytes little-endian) then each frame's
+    length.  Silence for ``timeout`` seconds, or bytes that are not such a
+    header, is refused.  (TLS is not probed: its first bytes are the TLS
+    handshake, which distributed itself checks.)
+    """
+    import socket
+    import struct
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    def fail(why: str) -> EngineError:
+        return EngineError(f"--scheduler '{clip(address)}' {why}; give a Dask scheduler's address, e.g. "
+                           "tcp://10.0.0.5:8786, or leave out --scheduler to use a local cluster.")
+
+    try:
+        scheme, rest = parse_address(address.strip())
+        host, port = parse_host_port(rest, default_port=8786)
+    except (ValueError, TypeError):
+        raise fail("is not an address") from None
+    if scheme not in SCHEMES:
+        raise fail(f"names the scheme {scheme}://, not tcp:// or tls://")
+    if not host or not 0 < int(port) < 65536:
+        raise fail("has no host or no valid port")
+    if scheme != "tcp":
+        return
+    try:
+        with socket.create_connection((host, int(port)), timeout=min(timeout, CONNECT_TIMEOUT)) as sock:
+            sock.settimeout(timeout)
+            head = b""
+            while len(head) < 16:
+                chunk = sock.recv(16 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except socket.timeout:
+        raise fail(f"answers but says nothing in {timeout:g} s, where a Dask scheduler greets at once "
+                   "(a web server?)") from None
+    except OSError as exc:
+        raise EngineError(f"The Dask scheduler at '{clip(address)}' cannot be reached "
+                          f"({clip(exc.strerror or _reason(exc), 120)}); start it (`dask scheduler`) or leave out "
+                          "--scheduler to use a local cluster.") from None
+    frames, first = struct.unpack("<QQ", head) if len(head) == 16 else (0, 0)
+    if not (1 <= frames <= 64 and first < (64 << 20)):
+        raise fail("answers, but not as a Dask scheduler does")
 
 
 def quiet() -> None:
