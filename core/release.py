@@ -160,6 +160,7 @@ class Release:
                 "content_hash": self.source["content_hash"],
                 "sensitive": self.source["sensitive"],
                 "qi": list(self.source["qi"]),
+                **({"columns_left_out": list(self.source["left_out"])} if "left_out" in self.source else {}),
                 "rows": self.source["rows"],
                 "rows_dropped_missing": self.source.get("rows_dropped", 0),
                 "bands": dict(self.source.get("bands") or {}),

@@ -1295,7 +1295,7 @@ def table_labels(plan, bound: Bound) -> dict[str, Any]:
 def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, seed: int | None,
              out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
              manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None,
-             require=None, bands: Mapping[str, Any] | None = None) -> Outcome:
+             require=None, bands: Mapping[str, Any] | None = None, overwrite: bool = False) -> Outcome:
     """Sanitize a Parquet dataset on Dask and write the release folder (parts, _manifest.json, _run.json).
 
     The release is the local engine's, record by record, and the part
@@ -1326,8 +1326,9 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     seed = mechanisms.fresh_seed() if seed is None else mechanisms.check_seed(seed)
     source = open_input(spec, [*qi, sa], options)
     token = uuid.uuid4().hex[:8]
-    with _write.atomic_path(out, folder=True) as tmp, connect(scheduler) as client, \
-            failures(scheduler, partition_rows):
+    # the release folder and a --manifest elsewhere are staged together: both appear or neither
+    with _write.Staging(overwrite) as stage, connect(scheduler) as client, failures(scheduler, partition_rows):
+        tmp = stage.path(out, folder=True)
         stages = {"cluster": time.perf_counter() - t0}
         bound = bind(client, source, sa, qi, options, partition_rows, check_bands(bands, sa, qi))
         stages["read and encode"] = time.perf_counter() - t0 - sum(stages.values())
@@ -1383,6 +1384,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
         published = plan.published_result(tables, totals)
         release = build_release(mech, data, values, seed, published, parts=bounds)
+        release.source["left_out"] = [c for c in source.columns if c not in (sa, *qi)]  # as the local engine says
         if require is not None:
             require(release)
         for name, table in plan.tables.items():
@@ -1402,6 +1404,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         if manifest is None:
             (tmp / _write.MANIFEST_NAME).write_bytes(man_bytes)
             written.append(out / _write.MANIFEST_NAME)
+        else:
+            stage.put(manifest, man_bytes, flag="--manifest")
         run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
                "partition_rows": partition_rows,
                "parts": sum(1 for p in written if p.name.startswith("part-")), "rows": bound.n,
@@ -1413,8 +1417,6 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         if isinstance(table, PartsTable):
             table.folder = out
     if manifest is not None:
-        with _write.atomic_path(manifest) as mtmp:
-            mtmp.write_bytes(man_bytes)
         written.append(Path(manifest))
     return Outcome(release=release, data=data, written=written, run=run)
 
