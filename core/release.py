@@ -249,6 +249,21 @@ def zip_bytes(release: Release, fmt: str = "csv", decision: Mapping[str, Any] | 
     return buf.getvalue()
 
 
+def columns_said(release: Release, proposed: bool) -> list[str]:
+    """The lines saying which columns the release used and which it left out (the CLI prints them).
+
+    ``proposed``: the QIs were not given (``--qi``) but taken from the
+    table's proposal, which the first line says.  The manifest keeps both
+    lists (``input.qi``, ``input.columns_left_out``).
+    """
+    qi = ", ".join(map(str, release.source.get("qi") or ())) or "none"
+    lines = [f"QIs used (proposed; --qi chooses others): {qi}" if proposed else f"QIs used: {qi}"]
+    left = release.source.get("left_out")
+    if left:
+        lines.append(f"columns left out of the release: {', '.join(map(str, left))}")
+    return lines
+
+
 def _same(a: Path, b: Path) -> bool:
     """Whether two paths name the same file (the same inode when both exist, else the same absolute path)."""
     try:

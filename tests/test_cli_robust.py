@@ -153,10 +153,12 @@ def _junk_server():
 
     def serve():
         while True:
-            conn, _ = sock.accept()
-            with contextlib.suppress(OSError):
+            try:
+                conn, _ = sock.accept()
+            except OSError:  # closed: the test is over
+                return
+            with conn, contextlib.suppress(OSError):
                 conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n" + b"\xff" * 64)
-                conn.close()
 
     threading.Thread(target=serve, daemon=True).start()
     return sock
@@ -183,13 +185,18 @@ def test_a_scheduler_address_that_is_not_a_dask_scheduler_is_one_sentence(folder
                 "--out", "rel", "--engine", "dask", "--scheduler", address, cwd=folder, said=said)
         assert listing(folder) == ["ds", "in.csv"]
     srv.shutdown()
+    srv.server_close()
+    junk.close()
 
 
-def test_a_malformed_scheduler_prints_its_sentence_and_nothing_else():
+def test_a_malformed_scheduler_prints_its_sentence_and_nothing_else(folder):
     """The process's whole stderr (a Client.__del__ traceback came after the sentence, at exit)."""
-    proc = subprocess.run([sys.executable, "-m", "core", "sanitize", "toy-splu", "--sensitive", "disease",
+    import pandas as pd
+
+    pd.read_csv(folder / "in.csv").to_parquet(folder / "t.parquet")
+    proc = subprocess.run([sys.executable, "-m", "core", "sanitize", "t.parquet", "--sensitive", "disease",
                            "--mechanism", "uniform", "--out", "rel", "--engine", "dask", "--qi", "age",
-                           "--scheduler", "http://[::1"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                           "--scheduler", "http://[::1"], cwd=folder, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "--scheduler 'http://[::1' is not an address" in proc.stderr, proc.stderr
@@ -197,16 +204,19 @@ def test_a_malformed_scheduler_prints_its_sentence_and_nothing_else():
 
 # ------------------------------------------------------------------ item 5: said, not silent
 def test_the_qis_used_and_the_columns_left_out_are_printed_and_kept(folder):
-    code, out, err = cli("sanitize", "in.csv", *BASE, "--out", "o.csv", cwd=folder)
+    """Without --qi the proposal's QIs are used: said, and the columns it leaves out named (and kept)."""
+    (folder / "t.csv").write_text("id,age,sex,zip,disease,note\n1,30,F,1001,flu,a\n2,41,M,1002,cold,b\n"
+                                  "3,52,F,1001,flu,c\n4,33,M,1003,hiv,d\n5,61,F,1002,cold,e\n")
+    code, out, err = cli("sanitize", "t.csv", *BASE, "--out", "o.csv", cwd=folder)
     assert code == 0, err
     manifest = json.loads((folder / "o.manifest.json").read_text())
-    qi, left = manifest["input"]["qi"], manifest["input"]["columns_left_out"]
-    assert sorted([*qi, *left, "disease"]) == ["age", "disease", "sex", "zip"] and left
-    assert f"QIs used (proposed; --qi chooses others): {', '.join(qi)}" in out
-    assert f"columns left out of the release: {', '.join(left)}" in out
-    code, out, err = cli("sanitize", "in.csv", *BASE, "--qi", "age", "--out", "o2.csv", cwd=folder)
-    assert "QIs used: age" in out and "columns left out of the release: sex, zip" in out
-    assert json.loads((folder / "o2.manifest.json").read_text())["input"]["columns_left_out"] == ["sex", "zip"]
+    assert manifest["input"]["qi"] == ["age", "sex", "zip"] and manifest["input"]["columns_left_out"] == ["id", "note"]
+    assert "QIs used (proposed; --qi chooses others): age, sex, zip" in out
+    assert "columns left out of the release: id, note" in out
+    code, out, err = cli("sanitize", "t.csv", *BASE, "--qi", "age", "--out", "o2.csv", cwd=folder)
+    assert "QIs used: age\n" in out and "columns left out of the release: id, sex, zip, note" in out
+    assert json.loads((folder / "o2.manifest.json").read_text())["input"]["columns_left_out"] == ["id", "sex", "zip",
+                                                                                                 "note"]
 
 
 def test_a_binary_parquet_column_is_decoded_with_a_note(folder):

@@ -562,7 +562,7 @@ SCHEMES = ("tcp", "tls")
 GREETING_TIMEOUT = 5
 
 
-def probe_scheduler(address: str, timeout: float = GREETING_TIMEOUT) -> None:
+def probe_scheduler(address: str, timeout: float | None = None) -> None:
     """Refuse, in one sentence and before a ``Client`` exists, an address that is not a Dask scheduler's.
 
     A malformed address (``http://[::1``) made ``Client`` raise half-built,
@@ -582,6 +582,8 @@ def probe_scheduler(address: str, timeout: float = GREETING_TIMEOUT) -> None:
     import struct
 
     from distributed.comm.addressing import parse_address, parse_host_port
+
+    timeout = GREETING_TIMEOUT if timeout is None else timeout
 
     def fail(why: str) -> EngineError:
         return EngineError(f"--scheduler '{clip(address)}' {why}; give a Dask scheduler's address, e.g. "
