@@ -925,7 +925,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP under python -m core (core.release)
-        from .release import interrupt_status
+        from .signals import interrupt_status
 
         print("interrupted", file=sys.stderr)
         return interrupt_status(exc)

@@ -10,13 +10,10 @@ the privacy checks, and everything needed to reproduce it.  The manifest
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
 import shlex
-import signal
-import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +28,7 @@ from .data import write as _write
 from .data.write import neutralise  # noqa: F401  (re-exported: the pages and tests import it from here)
 from .errors import DataError, clip
 from .params import format_value
+from .signals import Interrupted, interrupt_on_signals, interrupt_status  # noqa: F401  (the CLI's, re-exported)
 
 
 @dataclass(frozen=True, eq=False)
@@ -331,47 +329,6 @@ def check_outputs(out: str | os.PathLike | None, manifest: str | os.PathLike | N
     if man is not None:
         _write.check_target(man, False, "--manifest")
     return out, (Path(manifest) if manifest is not None else None)
-
-
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM or SIGHUP, raised as Ctrl-C is, so every ``finally`` and :class:`core.data.write.Staging` cleans up."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-@contextlib.contextmanager
-def interrupt_on_signals():
-    """Within the block, SIGTERM and SIGHUP raise :class:`Interrupted` (a KeyboardInterrupt), as SIGINT does.
-
-    Python's default for those signals ends the process at once, leaving
-    the temporaries of a release being written; as a KeyboardInterrupt,
-    they unwind like Ctrl-C and remove them.  Only the main thread can set
-    handlers; elsewhere (a page's script thread) this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        raise Interrupted(signum)
-
-    old = {}
-    for name in ("SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            old[sig] = signal.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, previous in old.items():
-            signal.signal(sig, previous)
-
-
-def interrupt_status(exc: KeyboardInterrupt) -> int:
-    """The exit status of an interrupted command: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
-    return 128 + getattr(exc, "signum", signal.SIGINT)
 
 
 def write(release: Release, out: str | Path, manifest: str | Path | None = None,
