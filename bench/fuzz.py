@@ -256,7 +256,19 @@ def _seeds() -> dict[str, bytes]:
     pq.write_table(pa.table({"age": [30, 41, 52], "sex": ["F", "M", "F"], "raw": [b"a", b"\xff", None]}), buf)
     return {"t.csv": TABLE.encode(), "t.tsv": TABLE.replace(",", "\t").encode(),
             "t16.csv": TABLE.encode("utf-16"), "q.csv": b'a,b\n"x\ny",2\n"unterminated,3\n',
-            "t.xlsx": _BOOK or _xlsx(), "t.parquet": buf.getvalue()}
+            "t.xlsx": _BOOK or _xlsx(), "t.parquet": buf.getvalue(), **_sessions()}
+
+
+def _sessions() -> dict[str, bytes]:
+    """A session file as JSON and as a zip with its table: damaged, they go to core.session.read."""
+    import pandas as pd
+
+    from core import session as S
+
+    session = S.Session(S.TableRef("upload", "t.csv", "0123456789abcdef", 5), "disease", ("age", "sex"),
+                        S.Setting("uniform", {"p": None, "rho1": 1 / 13}, 3), {}, (), (), None, {})
+    text = S.dumps(session)
+    return {"session.json": text.encode(), "session.zip": S.to_bytes(session, pd.read_csv(io.StringIO(TABLE)))}
 
 
 def reader_case(pick: Pick) -> tuple[str, bytes]:
@@ -283,11 +295,15 @@ def reader_case(pick: Pick) -> tuple[str, bytes]:
 
 
 def check_reader(name: str, data: bytes) -> list[str]:
+    from core import session
     from core.data.read import read
     from core.errors import DataError
 
     try:
-        read(data, name)
+        if name.startswith("session."):
+            session.read(data, name)
+        else:
+            read(data, name)
     except DataError as exc:
         if "\n" in str(exc):
             return [f"a two-line message: {str(exc)[:200]!r}"]
