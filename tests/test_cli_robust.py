@@ -230,3 +230,22 @@ def test_a_binary_parquet_column_is_decoded_with_a_note(folder):
     note = "Column 'disease' is stored as bytes; it was decoded as utf-8 text."
     assert f"note: {note}" in out
     assert note in json.loads((folder / "o.manifest.json").read_text())["notes"]
+
+
+@pytest.mark.slow  # starts an embedded Dask cluster
+def test_the_dask_engine_without_qi_takes_the_local_engines_proposal(folder):
+    import pandas as pd
+
+    (folder / "ds").mkdir()
+    frame = pd.DataFrame({"id": range(60), "age": [30, 41, 52] * 20, "sex": ["F", "M"] * 30,
+                          "disease": ["flu", "cold", "hiv", "flu"] * 15})
+    frame.to_parquet(folder / "ds" / "part-0.parquet")
+    code, out, err = cli("sanitize", "ds", *BASE, "--out", "local", cwd=folder)
+    assert code == 0, err
+    code, out, err = cli("sanitize", "ds", *BASE, "--out", "dask", "--engine", "dask", cwd=folder)
+    assert code == 0, err
+    local = json.loads((folder / "local" / "_manifest.json").read_text())["input"]
+    dask = json.loads((folder / "dask" / "_manifest.json").read_text())["input"]
+    assert dask["qi"] == local["qi"] == ["age", "sex"]
+    assert dask["columns_left_out"] == local["columns_left_out"] == ["id"]
+    assert "QIs used (proposed; --qi chooses others): age, sex" in out
