@@ -473,6 +473,8 @@ def bound_histograms(presence: np.ndarray, association: np.ndarray, alpha: float
 
 # ---------------------------------------------------------------- trade-offs
 RISK_MEASURES = {
+    "added_risk": "added risk: what the release teaches about people in it beyond people not in it (0-1, with its "
+                  "95% interval; lower = more private)",
     "inference_lift": "inference lift over guessing the most common value (×; lower = more private)",
     "inference_accuracy": "share of records whose sensitive value the adversary guesses (lower = more private)",
     "small_sum_disclosure": "share of small counts (1-10) answered within 30% (lower = more private)",
@@ -486,7 +488,10 @@ UTILITY_MEASURES = {
 
 def _point_hover(p, title: str) -> str:
     params = ", ".join(f"{key} = {user_text(_short(v))}" for key, v in p.params.items())
-    return (f"<b>{title}</b><br>{params or 'no parameters'}<br>"
+    scale = getattr(p, "added_risk", None)
+    added = ("" if scale is None else f"added risk {scale:.3f} (95% interval {p.risk_low:.3f}-{p.risk_high:.3f}): "
+             f"guessed right {p.train_success:.1%} in the table, {p.control_success:.1%} outside<br>")
+    return (f"<b>{title}</b><br>{params or 'no parameters'}<br>" + added +
             f"inference accuracy {p.inference_accuracy:.1%} (lift {p.inference_lift:.2f}×)<br>"
             f"small counts within 30%: {_pct(p.small_sum_disclosure)}<br>"
             f"presence {p.presence:.3g}<br>large-count error {_num(p.large_error)}, "
@@ -522,8 +527,16 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
         colour = MECHANISM_COLOURS.get(mech, PALETTE[k % len(PALETTE)])
         base = MECHANISM_SYMBOLS.get(mech, "circle")
         symbols = [base + "-open" if getattr(points[i], "verdict", None) == "fails" else base for i in idx]
+        error_x = None
+        if risk == "added_risk":  # the risk scale's 95% interval as error bars
+            lo = [getattr(points[i], "risk_low", None) for i in idx]
+            hi = [getattr(points[i], "risk_high", None) for i in idx]
+            error_x = {"type": "data", "symmetric": False, "color": colour, "thickness": 1,
+                       "array": [np.nan if h is None or x is None else h - x for h, x in zip(hi, xs)],
+                       "arrayminus": [np.nan if v is None or x is None else x - v for v, x in zip(lo, xs)]}
         fig.add_trace(go.Scatter(
             x=[np.nan if v is None else v for v in xs], y=[np.nan if v is None else v for v in ys],
+            error_x=error_x,
             mode="lines+markers", name=titles.get(mech, mech), customdata=idx,
             marker={"color": colour, "size": 10, "symbol": symbols, "line": {"color": colour, "width": 2}},
             line={"color": colour, "width": 1},

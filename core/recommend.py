@@ -5,7 +5,10 @@ A steward states targets such as
 * small counts: at least 60% chance of a 30% error (``small_privacy = 0.6``);
 * large counts: mean relative error below 10% for queries of at least 1%
   selectivity (``large_error = 0.1``, ``large_selectivity = 0.01``);
-* inference: lift over guessing the global mode below 1.5x (``max_lift = 1.5``).
+* inference: lift over guessing the global mode below 1.5x (``max_lift = 1.5``);
+* the risk scale (issue 22): added risk at most R, read at the upper end of
+  its 95% interval (``max_risk = 0.1``; :func:`core.risk.assess`), so a
+  setting is put forward only when the measurement rules out more than R.
 
 For every mechanism the recommender measures each setting of its main
 parameter's grid (:func:`core.risk.sweep_points`; an exhaustive search over
@@ -57,13 +60,16 @@ SETTINGS = (
     Param("max_lift", "L_max", "Target: the adversary's accuracy at most this many times that of always guessing "
           "the most common value. Empty = no target.", 1.5, low=0.5, high=10, optional=True, step=0.1,
           safer="lower", paper="issue example: 1.5x"),
+    Param("max_risk", "R", "Target: the added risk (what the release teaches about people in the table beyond "
+          "people not in it, 0-1) at most this, at the upper end of its 95% interval. Empty = no target.", 0.10,
+          low=0, high=1, optional=True, step=0.01, safer="lower", paper="issue 22: added risk at most R"),
 )
 
 
 OWNER = "the recommender"
 #: Goals field -> the declared setting whose range it must respect
 _GOAL_SETTINGS = {"small_privacy": "small_privacy", "large_error": "large_error",
-                  "large_selectivity": "selectivity", "max_lift": "max_lift"}
+                  "large_selectivity": "selectivity", "max_lift": "max_lift", "max_risk": "max_risk"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,7 @@ class Goals:
     large_error: float | None = 0.10  # max mean relative error of large counts
     large_selectivity: float = 0.01  # ... counting queries of at least this selectivity
     max_lift: float | None = 1.5  # max inference lift over the global mode
+    max_risk: float | None = None  # max added risk (upper end of its 95% interval), core.risk.assess
 
     def __post_init__(self):
         declared = {p.name: p for p in SETTINGS}
@@ -94,7 +101,8 @@ class Goals:
     @classmethod
     def from_settings(cls, values: Mapping[str, Any]) -> "Goals":
         return cls(small_privacy=values.get("small_privacy"), large_error=values.get("large_error"),
-                   large_selectivity=values.get("selectivity", 0.01), max_lift=values.get("max_lift"))
+                   large_selectivity=values.get("selectivity", 0.01), max_lift=values.get("max_lift"),
+                   max_risk=values.get("max_risk"))
 
     def describe(self) -> list[str]:
         out = []
@@ -106,6 +114,8 @@ class Goals:
                        f"{self.large_error:.0%}".replace(".0%", "%"))
         if self.max_lift is not None:
             out.append(f"inference lift below {self.max_lift:g}x")
+        if self.max_risk is not None:
+            out.append(f"added risk at most {self.max_risk:g} (upper end of its 95% interval)")
         return out
 
 
@@ -188,6 +198,10 @@ def check(point: Point, goals: Goals, data: Dataset) -> list[Check]:
     if goals.max_lift is not None:
         out.append(_check("inference lift", point.inference_lift, goals.max_lift, higher=False,
                           source="empirical"))
+    if goals.max_risk is not None:
+        # a point measured without the risk scale (its measurement release could not be made) has no value: missed
+        out.append(_check("added risk", point.risk_high, goals.max_risk, higher=False,
+                          source="empirical (95% upper end)"))
     return out
 
 

@@ -24,10 +24,39 @@ map, each release is attacked the same way, using only what is published
 
 Utility: the mean relative error of the large-count queries (all selectivity
 bands pooled), and of the small ones for contrast.
+
+**The risk scale a steward signs** (issue 22, :func:`assess`).  What a release
+teaches about the *population* is also true of people who are not in the
+table (seed 003's point: that is utility, not a privacy loss); what it teaches
+about *the person* is not.  So every release is attacked the same way against
+a control set:
+
+* the table is split with ``split_seed`` into a training part (80%) and a
+  control part (20%); a *measurement release* is built from the training part
+  with the same mechanism, parameters and seed (the release that is published
+  is still built from the whole table);
+* ``attacks`` training records and ``attacks`` control records are sampled
+  (seeded); an attacker who knows each target's QIs guesses its SA from the
+  measurement release, in two ways: **mechanism** (the mechanism's own
+  estimator of the target's micro group SA distribution, the guess its
+  largest value: the attacker who knows the mechanism) and **records** (the
+  SA of the nearest published record on the QIs, Gower distance, ties broken
+  at random: the method of anonymeter, Giomi et al., PETS 2023, for an
+  attacker who reads only the published rows; releases that publish no
+  records per person have no such attacker);
+* risk = (training success - control success) / (1 - control success), with
+  anonymeter's 95% interval (Wilson score rates, error propagated), clipped
+  to [0, 1]; the figure signed is the attacker with the higher risk;
+* the baseline is a guess drawn from the prior (the SA distribution the
+  measurement release estimates); it shows what guessing alone achieves;
+Singling out is not measured (see docs/risk.md: every record release here
+publishes each person's QI values as they are, so a QI predicate singles a
+person out of the release exactly as it does out of the table).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -35,7 +64,7 @@ import numpy as np
 
 from . import mechanisms
 from .counting import QueryBatch
-from .errors import WorkbenchError
+from .errors import NotEligible, ParameterError, WorkbenchError
 from .evaluate import Evaluation, evaluate_release
 from .release import Release, jsonable
 from .table import Dataset
@@ -115,10 +144,20 @@ class Point:
     #: the release's verdict on its mechanism's own guarantee (core.guarantee outcome) and whether it is plain
     verdict: str | None = None
     verdict_plain: bool | None = None
+    #: the risk scale (:func:`assess`, with :data:`MAP_ATTACKS` attacks): added risk, its 95% interval, the
+    #: attacker it is signed by and that attacker's success on training and control records; None when the
+    #: measurement release (80% of the table) cannot be made
+    added_risk: float | None = None
+    risk_low: float | None = None
+    risk_high: float | None = None
+    risk_attacker: str | None = None
+    train_success: float | None = None
+    control_success: float | None = None
 
     @property
     def risk(self) -> float:
-        return self.inference_lift
+        """The map's risk: the added risk of :func:`assess` (the inference lift for a point measured without it)."""
+        return self.added_risk if self.added_risk is not None else self.inference_lift
 
     @property
     def utility(self) -> float | None:
@@ -131,9 +170,19 @@ class Point:
         return jsonable(out)
 
 
+#: attacks per attacker of the map's risk measurement (fewer than :data:`DEFAULT_ATTACKS`: a map measures dozens
+#: of settings; the intervals say how much that costs in precision)
+MAP_ATTACKS = 500
+
+
 def measure_release(data: Dataset, release: Release, workload: Workload, t: Targets,
-                    evaluation: Evaluation | None = None) -> Point:
-    """Risk and utility of one release against the sampled records and a seed-000 workload."""
+                    evaluation: Evaluation | None = None, attacks: int | None = MAP_ATTACKS) -> Point:
+    """Risk and utility of one release against the sampled records and a seed-000 workload.
+
+    With ``attacks`` (default :data:`MAP_ATTACKS`; None: skip) the release's
+    setting is also assessed on the risk scale (:func:`assess`, split seed
+    :data:`DEFAULT_SPLIT_SEED`): one more sanitization, of 80% of the table.
+    """
     est = mechanisms.estimate(release, group_batches(data, t))
     guess = guesses(est, t, data.m)
     accuracy = float(np.mean(guess == t.truth))
@@ -164,7 +213,21 @@ def measure_release(data: Dataset, release: Release, workload: Workload, t: Targ
         bands=ev.bands(),
         verdict=release.verdict.outcome if release.verdict is not None else None,
         verdict_plain=release.verdict.plain if release.verdict is not None else None,
+        **_scale(data, release, attacks),
     )
+
+
+def _scale(data: Dataset, release: Release, attacks: int | None) -> dict[str, Any]:
+    """The risk-scale fields of a :class:`Point` (empty when not asked or the measurement cannot be made)."""
+    if attacks is None:
+        return {}
+    try:
+        a = assess(data, release.mechanism, release.source.get("raw_params", {}), release.seed, attacks=attacks)
+    except WorkbenchError:
+        return {}
+    s = a.signed
+    return {"added_risk": s.risk, "risk_low": s.low, "risk_high": s.high, "risk_attacker": s.attacker,
+            "train_success": s.train.share, "control_success": s.control.share}
 
 
 def setting_text(params: Mapping[str, Any]) -> str:
@@ -238,3 +301,522 @@ def pareto(points: Sequence[Point], risk: str = "inference_lift", utility: str =
         if not dominated:
             front.append(i)
     return sorted(front, key=lambda i: xs[i])
+
+
+# ====================================================================== the risk scale (issue 22)
+#: share of the table held out of the measurement release as the control set (anonymeter's example: 80/20)
+CONTROL_SHARE = 0.2
+#: attacks per attacker on the training part and on the control part (the issue's measurement: 1,000)
+DEFAULT_ATTACKS = 1000
+#: seed of the training/control split when none is given
+DEFAULT_SPLIT_SEED = 0
+#: confidence level of every interval
+CONFIDENCE = 0.95
+_Z = 1.959963984540054  # the 97.5% normal quantile (scipy.stats.norm.ppf(0.975))
+#: risk figures a reader can call high / low when no other setting is at hand (:func:`reconcile`)
+HIGH_RISK = 0.10
+LOW_RISK = 0.02
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A success rate as anonymeter states it: Wilson score centre and half-width at 95%.
+
+    >>> r = Rate.of(1000, 276)
+    >>> round(r.share, 3), round(r.value, 4), round(r.error, 4)
+    (0.276, 0.2769, 0.0277)
+    """
+
+    n: int
+    k: float  # successes (a sum of chances of success for the record-reading attacker)
+    value: float  # Wilson centre
+    error: float  # half-width
+
+    @property
+    def share(self) -> float:
+        return self.k / self.n if self.n else float("nan")
+
+    @classmethod
+    def of(cls, n: int, k: int) -> "Rate":
+        # anonymeter.stats.confidence.success_rate (Wilson 1927)
+        z2 = _Z * _Z
+        var = k * (n - k) / n if n else 0.0
+        den = n + z2
+        return cls(int(n), float(k), (k + 0.5 * z2) / den, (_Z / den) * math.sqrt(var + 0.25 * z2))
+
+
+def residual(attack: Rate, control: Rate) -> tuple[float, float, float]:
+    """``(risk, low, high)``: (attack - control) / (1 - control), error propagated, clipped to [0, 1].
+
+    anonymeter's ``residual_success`` and ``bind_value`` (stats/confidence.py).
+    """
+    a, c = attack.value, control.value
+    if c >= 1.0:
+        return float("nan"), 0.0, 1.0
+    value = (a - c) / (1.0 - c)
+    err = math.hypot(attack.error / abs(1.0 - c), control.error * (a - 1.0) / (1.0 - c) ** 2)
+    clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
+    return clip(value), clip(value - err), clip(value + err)
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One attacker's figures: success on training records, on control records, and the added risk."""
+
+    attacker: str  # "mechanism" or "records"
+    train: Rate
+    control: Rate
+    risk: float
+    low: float
+    high: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"attacker": self.attacker, "attacks": self.train.n,
+                "train_success": self.train.share, "control_success": self.control.share,
+                "risk": self.risk, "interval": [self.low, self.high]}
+
+
+@dataclass(frozen=True)
+class RiskAssessment:
+    """The measured risk of one release (:func:`assess`): what a steward signs.
+
+    ``risk`` / ``interval`` are the signed figure: the attacker (of
+    ``attacks_by``) with the higher risk.  ``split`` records how the
+    measurement release was made: ``{"seed", "control_share", "train",
+    "control"}``; ``measurement_seed`` is the seed it was sanitized with (the
+    release's own).
+    """
+
+    mechanism: str
+    params: Mapping[str, Any]
+    seed: int
+    measurement_seed: int
+    split: Mapping[str, Any]
+    attacks: int
+    by: tuple[Attack, ...]
+    baseline: Rate
+    sa_values: int
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def signed(self) -> Attack:
+        return max(self.by, key=lambda a: (a.risk, a.high))
+
+    @property
+    def risk(self) -> float:
+        return self.signed.risk
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return (self.signed.low, self.signed.high)
+
+    def attacker(self, name: str) -> Attack | None:
+        return next((a for a in self.by if a.attacker == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe and the same for the same inputs and seeds (no timing): it goes into the manifest."""
+        s = self.signed
+        return jsonable({
+            "method": "attribute inference on the SA from the QIs, training vs control (anonymeter's risk)",
+            "mechanism": self.mechanism, "params": dict(self.params), "seed": self.seed,
+            "measurement_seed": self.measurement_seed, "split": dict(self.split), "attacks": self.attacks,
+            "confidence": CONFIDENCE, "risk": s.risk, "interval": [s.low, s.high], "signed_by": s.attacker,
+            "train_success": s.train.share, "control_success": s.control.share,
+            "baseline_success": self.baseline.share,
+            "attackers": [a.to_json() for a in self.by],
+        })
+
+    def sentence(self, qi_names: Sequence[str], sa_name: str) -> str:
+        """The plain-language figure (issue 22): who guesses what, how often, and the added risk."""
+        s = self.signed
+        return risk_sentence(s.train.share, s.control.share, s.risk, s.low, s.high, qi_names, sa_name)
+
+
+def risk_sentence(train: float, control: float, value: float, low: float, high: float, qi_names: Sequence[str],
+                  sa_name: str) -> str:
+    """The risk scale's plain sentence from its figures (:meth:`RiskAssessment.sentence`, a map's Point).
+
+    >>> risk_sentence(0.276, 0.132, 0.165, 0.128, 0.203, ["age", "sex"], "occupation")
+    "An attacker who knows a person's age and sex guesses their occupation right 27.6% of the time from this release, and 13.2% of the time for people not in the table; the release itself adds 0.165 of the possible risk (95% interval 0.128-0.203)."
+    """
+    return (f"An attacker who knows a person's {_listing(list(qi_names))} guesses their {sa_name} right "
+            f"{train:.1%} of the time from this release, and {control:.1%} of the time for "
+            f"people not in the table; the release itself adds {value:.3f} of the possible risk "
+            f"(95% interval {low:.3f}-{high:.3f}).")
+
+
+def _listing(names: list[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names) or "nothing"
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def reconcile(outcome: str, risk: RiskAssessment | tuple[float, float, float],
+              others: Sequence[tuple[str, float]] = ()) -> str:
+    """One sentence setting the verdict (its own guarantee) beside the measured risk.
+
+    Parameters
+    ----------
+    outcome : str
+        The verdict's outcome (:data:`core.guarantee.MEETS`, ``FAILS`` or ``CANNOT_RUN``).
+    risk : RiskAssessment or (risk, low, high)
+    others : sequence of (outcome, risk)
+        Other settings measured on the same table (the map's points); when
+        given, "high" means as high as the lowest risk of a setting that fails
+        its guarantee and "low" as low as the highest of one that meets it.
+        Without them, the fixed marks :data:`HIGH_RISK` (the interval's lower
+        end above it) and :data:`LOW_RISK` (its upper end below it) are used
+        (our choice; the issue names none).
+
+    Examples
+    --------
+    >>> reconcile("meets", (0.165, 0.128, 0.203), [("fails", 0.013), ("fails", 0.169)])
+    'Meets its own guarantee, but its measured risk (0.165, 95% interval 0.128-0.203) is as high as settings that fail theirs (0.013).'
+    """
+    from .guarantee import CANNOT_RUN, FAILS, MEETS
+
+    value, low, high = (risk.risk, *risk.interval) if isinstance(risk, RiskAssessment) else risk
+    figure = f"{value:.3f}, 95% interval {low:.3f}-{high:.3f}"
+    fails = [r for o, r in others if o == FAILS and r is not None and math.isfinite(r)]
+    meets = [r for o, r in others if o == MEETS and r is not None and math.isfinite(r)]
+    if outcome == CANNOT_RUN:
+        return "Cannot run on this table, so nothing is published and there is no risk to measure."
+    if outcome == MEETS:
+        if fails and value >= min(fails):
+            return (f"Meets its own guarantee, but its measured risk ({figure}) is as high as settings that fail "
+                    f"theirs ({min(fails):.3f}).")
+        if not others and low > HIGH_RISK:
+            return (f"Meets its own guarantee, but its measured risk is high ({figure}: above {HIGH_RISK:g} even "
+                    "at the interval's lower end).")
+        return f"Meets its own guarantee, and its measured risk agrees ({figure})."
+    if outcome == FAILS:
+        if meets and value <= max(meets):
+            return (f"Fails its own guarantee, yet its measured risk ({figure}) is as low as settings that meet "
+                    f"theirs ({max(meets):.3f}).")
+        if not others and high < LOW_RISK:
+            return (f"Fails its own guarantee, yet its measured risk is low ({figure}: below {LOW_RISK:g} even at "
+                    "the interval's upper end).")
+        return f"Fails its own guarantee, and its measured risk agrees ({figure})."
+    raise ValueError(f"unknown verdict outcome {outcome!r}")
+
+
+def split(n: int, split_seed: int, control_share: float = CONTROL_SHARE) -> tuple[np.ndarray, np.ndarray]:
+    """``(training rows, control rows)``, both sorted: a seeded random ``control_share`` held out."""
+    rng = np.random.default_rng([int(split_seed), 0xC0_17_01])
+    n_control = int(round(n * control_share))
+    held = np.zeros(n, bool)
+    held[rng.choice(n, size=n_control, replace=False)] = True
+    return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
+           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> RiskAssessment:
+    """The measured risk of the release of ``mechanism`` at ``params`` with ``seed`` on ``data``.
+
+    The table is split (:func:`split`, ``split_seed``); a measurement release
+    is built from the training part with ``params`` and ``seed``; ``attacks``
+    training and ``attacks`` control records (fewer on a small table: at most
+    the control part's size) are attacked by each attacker of the module
+    docstring; the signed risk is the higher.  Same inputs and seeds, same
+    figures (:meth:`RiskAssessment.to_json` byte for byte).
+
+    Raises the mechanism's ParameterError for a bad parameter, and
+    NotEligible (one sentence) when the training part cannot be sanitized
+    with these parameters, or the table is too small to hold out a control set.
+
+    Cost: one sanitization of 80% of the table plus the attacks
+    (``bench/risk.py``: about 0.1-0.9 s on Adult by mechanism, a few seconds
+    on 1M rows).
+    """
+    import time
+
+    start = time.perf_counter()
+    s = setup(data, mechanism, params, seed, attacks=attacks, split_seed=split_seed)
+    k, rng, train, release = s.k, s.rng, s.train, s.release
+    mode = int(np.argmax(train.sa_counts))
+    by = []
+    est_t = _mechanism_guess(train, release, s.t_qi, mode)
+    est_c = _mechanism_guess(train, release, s.c_qi, mode)
+    by.append(_attack("mechanism", est_t == s.t_sa, est_c == s.c_sa))
+    if s.view is not None:
+        # one index for both sets of targets
+        both = s.view.success(train, np.concatenate([s.t_qi, s.c_qi]), np.concatenate([s.t_sa, s.c_sa]))
+        by.append(_attack("records", both[:k], both[k:]))
+    base = rng.choice(train.m, size=k, p=_prior(release, train))
+    return RiskAssessment(
+        mechanism=release.mechanism, params=dict(release.source.get("raw_params", {})), seed=s.seed,
+        measurement_seed=s.seed,
+        split={"seed": s.split_seed, "control_share": CONTROL_SHARE, "train": int(train.n),
+               "control": int(data.n - train.n)},
+        attacks=int(k), by=tuple(by), baseline=Rate.of(k, int(np.sum(base == s.t_sa))), sa_values=int(data.m),
+        seconds=time.perf_counter() - start)
+
+
+@dataclass(frozen=True, eq=False)
+class Setup:
+    """What :func:`assess` attacks: the training part, its measurement release, its rows and the targets.
+
+    ``t_qi`` / ``t_sa``: QI codes and SA codes of the sampled training
+    records; ``c_qi`` / ``c_sa``: of the sampled control records; ``rng`` the
+    measurement's generator after the targets were drawn (ties and baseline).
+    """
+
+    seed: int
+    split_seed: int
+    train: Dataset
+    release: Release
+    view: "RowView | None"
+    k: int
+    t_qi: np.ndarray
+    t_sa: np.ndarray
+    c_qi: np.ndarray
+    c_sa: np.ndarray
+    rng: np.random.Generator
+
+
+def setup(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
+          attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> Setup:
+    """The split, the measurement release, its published rows and the sampled targets (:func:`assess`)."""
+    from .experiments.seed002 import subset
+
+    seed = mechanisms.check_seed(seed)
+    if isinstance(attacks, bool) or not isinstance(attacks, (int, np.integer)) or attacks < 10:
+        raise ParameterError(f"The 'attacks' setting of the risk measurement must be a whole number of at least 10. "
+                             f"Got {attacks!r}.")
+    if isinstance(split_seed, bool) or not isinstance(split_seed, (int, np.integer)) or split_seed < 0:
+        raise ParameterError(f"The 'split_seed' setting of the risk measurement must be a whole number of at least 0. "
+                             f"Got {split_seed!r}.")
+    split_seed = int(split_seed)
+    train_rows, control_rows = split(data.n, split_seed)
+    if len(control_rows) < 10:
+        raise NotEligible(f"The table has {data.n:,} records: too few to hold out a control set of at least 10 "
+                          "to measure the risk against; load a larger table.")
+    train = subset(data, train_rows, f"risk-split-{split_seed}")
+    try:
+        release = mechanisms.sanitize(train, mechanism, params, seed)
+    except WorkbenchError as exc:
+        if isinstance(exc, ParameterError):
+            raise
+        raise NotEligible(f"The risk is measured on a release of 80% of the table, which cannot be made: {exc}") \
+            from None
+    rng = np.random.default_rng([seed, split_seed, 0x715C])
+    k = min(int(attacks), len(control_rows), len(train_rows))
+    t_pick = np.sort(rng.choice(len(train_rows), size=k, replace=False))  # positions in the training part
+    c_pick = control_rows[np.sort(rng.choice(len(control_rows), size=k, replace=False))]  # rows of the table
+    view = published_rows(release, train, np.random.default_rng([seed, split_seed, 0x20_3E]))
+    return Setup(seed, split_seed, train, release, view, k,
+                 np.stack([c[t_pick] for c in train.qi_codes], axis=1), train.sa_codes[t_pick],
+                 np.stack([c[c_pick] for c in data.qi_codes], axis=1), data.sa_codes[c_pick], rng)
+
+
+def _attack(name: str, hit_train: np.ndarray, hit_control: np.ndarray) -> Attack:
+    """An attacker's figures from its per-target successes (True/False, or a chance of success)."""
+    a = Rate.of(len(hit_train), float(np.sum(hit_train)))
+    c = Rate.of(len(hit_control), float(np.sum(hit_control)))
+    value, low, high = residual(a, c)
+    return Attack(name, a, c, value, low, high)
+
+
+def _mechanism_guess(data: Dataset, release: Release, qi: np.ndarray, mode: int) -> np.ndarray:
+    """The attacker who knows the mechanism: its estimator's largest SA value in each target's micro group."""
+    values, group_of = np.unique(qi, axis=0, return_inverse=True)
+    t = Targets(values=values, group_of=group_of.ravel(), truth=np.zeros(len(qi), np.int64), mode_share=0.0,
+                mode=mode)
+    est = mechanisms.estimate(release, group_batches(data, t))
+    return guesses(est, t, data.m)
+
+
+def _prior(release: Release, data: Dataset) -> np.ndarray:
+    """The SA distribution the release estimates (the whole table's, as the mechanism's estimator reads it)."""
+    batch = QueryBatch(attrs=(), values=np.zeros((data.m, 0), np.int64), sa=np.eye(data.m, dtype=bool))
+    try:
+        est = np.asarray(mechanisms.estimate(release, [batch]), float)
+    except Exception:  # an estimator that needs a QI condition: fall back to the published marginal below
+        est = np.zeros(data.m)
+    est = np.clip(np.nan_to_num(est), 0, None)
+    if est.sum() <= 0:
+        est = data.sa_counts.astype(float)
+    return est / est.sum()
+
+
+# ---------------------------------------------------------------------- the record-reading attacker
+def _key(v) -> str:
+    """A label as text, integral floats without ``.0`` (Mondrian writes 37, not 37.0)."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
+@dataclass(frozen=True, eq=False)
+class RowView:
+    """The published rows as an attacker who reads only them sees them: QI labels and an SA code per row.
+
+    ``labels[j]`` are the published labels of QI j and ``codes[j]`` index
+    them; ``sa`` is each row's published SA code (the table's SA codes).
+    """
+
+    labels: tuple[np.ndarray, ...]
+    codes: tuple[np.ndarray, ...]
+    sa: np.ndarray
+
+    def frame(self, data: Dataset) -> "Any":
+        """The rows as a DataFrame of labels with the table's column names (the reference's input)."""
+        import pandas as pd
+
+        out = {c: np.asarray(self.labels[j], dtype=object)[self.codes[j]] for j, c in enumerate(data.qi)}
+        out[data.sa] = data.sa_labels[self.sa]
+        return pd.DataFrame(out)
+
+    def success(self, data: Dataset, qi: np.ndarray, truth: np.ndarray) -> np.ndarray:
+        """Per target, the chance that the SA of its nearest published row is its own SA (``truth``).
+
+        The attacker takes the nearest published row to the target's QIs
+        (codes of ``data``) and guesses its SA; among rows at the same
+        smallest distance it takes one at random (anonymeter takes the first
+        its sort returns, which is as random for shuffled rows).  Returned is
+        that guess's chance of being right, the share of the tied rows that
+        hold ``truth``: the expected success over the attacker's tie-breaking,
+        so the figure does not move with a coin (summed, it counts successes
+        as anonymeter does, with a smaller variance).
+
+        Distance: anonymeter's Gower distance (``gower_distance`` in
+        anonymeter/neighbors/mixed_types_kneighbors.py): per numeric QI whose
+        published labels are the table's, ``|a - b|`` over the column's range;
+        per other QI, 0 if the labels are equal, else 1.  Computed against the
+        distinct published QI combinations; a target with an exact match (the
+        smallest distance there is) is looked up, the others scanned in chunks.
+        """
+        d = len(data.qi)
+        numeric, pub, tgt, scale, sizes = [], [], [], [], []
+        for j in range(d):
+            lab_pub = np.asarray(self.labels[j])
+            lab_tab = np.asarray(data.qi_labels[j])
+            same = len(lab_pub) == len(lab_tab) and np.array_equal(lab_pub.astype(object), lab_tab.astype(object))
+            if same:
+                tcodes = np.asarray(qi[:, j], np.int64)
+            else:  # published labels differ (generalized): matched by text, a value not published matches nothing
+                index = {_key(v): i for i, v in enumerate(lab_pub)}
+                tcodes = np.array([index.get(_key(v), -1) for v in lab_tab], dtype=np.int64)[qi[:, j]]
+            pub.append(np.asarray(self.codes[j], dtype=np.int64))
+            tgt.append(tcodes)
+            sizes.append(len(lab_pub))
+            is_num = bool(data.qi_numeric[j]) and same
+            numeric.append(is_num)
+            if is_num:
+                vals = lab_tab.astype(float)
+                scale.append((vals, float(np.nanmax(vals) - np.nanmin(vals)) or 1.0))
+            else:
+                scale.append(None)
+        # distinct published combinations, rows grouped by combination
+        if float(np.prod([float(s) + 1 for s in sizes])) < 2.0 ** 62:
+            key = np.zeros(len(self.sa), np.int64)
+            for p, s in zip(pub, sizes):
+                key = key * (s + 1) + p
+            combo_key, combo_of = np.unique(key, return_inverse=True)
+        else:
+            combo_of = np.unique(np.stack(pub, axis=1), axis=0, return_inverse=True)[1]
+            combo_key = None
+        combo_of = combo_of.ravel()
+        order = np.argsort(combo_of, kind="stable")
+        counts = np.bincount(combo_of)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        first = order[starts]  # one row of each combination
+        combo_vals = [p[first] for p in pub]
+        n_t = len(qi)
+        best = np.full(n_t, -1, np.int64)  # combination drawn for each target
+        if combo_key is not None:  # exact matches by key (a target value never published has code -1)
+            tk = np.zeros(n_t, np.int64)
+            for t, s in zip(tgt, sizes):
+                tk = tk * (s + 1) + np.where(t < 0, s, t)
+            pos = np.minimum(np.searchsorted(combo_key, tk), len(combo_key) - 1)
+            hit = combo_key[pos] == tk
+            best[hit] = pos[hit]
+        todo = np.flatnonzero(best < 0)
+        C, m = len(counts), data.m
+        # rows per (combination, SA value), as a column-sliceable sparse matrix
+        from scipy import sparse
+
+        per = sparse.csc_matrix((np.ones(len(self.sa)), (combo_of, np.asarray(self.sa, np.int64))), shape=(C, m))
+        per.sum_duplicates()
+        truth = np.asarray(truth, np.int64)
+        out = np.zeros(n_t)
+        hit = best >= 0
+        if hit.any():
+            out[hit] = np.asarray(per[best[hit], truth[hit]]).ravel() / counts[best[hit]]
+        chunk = max(1, 4_000_000 // max(C, 1))
+        for s0 in range(0, len(todo), chunk):
+            idx = todo[s0:s0 + chunk]
+            dist = np.zeros((len(idx), C), np.float64)
+            for j in range(d):
+                if numeric[j]:
+                    vals, width = scale[j]
+                    dist += np.abs(vals[tgt[j][idx]][:, None] - vals[combo_vals[j]][None, :]) / width
+                else:
+                    dist += tgt[j][idx][:, None] != combo_vals[j][None, :]
+            tie = dist == dist.min(axis=1, keepdims=True)
+            right = per[:, truth[idx]].T.toarray()  # (targets, C): rows holding each target's own value
+            out[idx] = (tie * right).sum(axis=1) / (tie * counts[None, :]).sum(axis=1)
+        return out
+
+
+def published_rows(release: Release, data: Dataset, rng: np.random.Generator) -> RowView | None:
+    """The release's published rows as one table of QI labels and an SA per row, or None if it has none.
+
+    * a table of records (UP, RP, SDR, SPLU-Gen, DBR, Mondrian): its rows as
+      published (Mondrian's generalized labels compare as published: a
+      generalized value matches only the same generalized value);
+    * a QI table and a sensitive table joined by a group id (Anatomy,
+      F'-bucketization, PriView): each QI row with an SA value drawn from its
+      group's sensitive table (any of its QI columns in the sensitive table
+      drawn with it); the join an attacker without the mechanism makes;
+    * Ambiguity (one table per QI) and Laplace (answers only) publish no
+      rows per person: None.
+    """
+    qi, sa = list(data.qi), data.sa
+    tables = release.tables
+    for t in tables.values():
+        if all(c in t.columns for c in qi) and sa in t.columns:
+            return RowView(tuple(np.asarray(t.labels[c]) for c in qi), tuple(np.asarray(t.columns[c]) for c in qi),
+                           _sa_codes(t, sa, data))
+    st = next((t for t in tables.values() if sa in t.columns and "count" in t.columns), None)
+    if st is None:
+        return None
+    key = next((c for c in st.columns if c not in (sa, "count") and st.labels.get(c) is None), None)
+    qt = next((t for t in tables.values() if t is not st and key in t.columns
+               and sum(c in t.columns for c in qi) > 0), None)
+    if key is None or qt is None or not all(c in qt.columns or c in st.columns for c in qi):
+        return None
+    # each QI row draws one row of its group's sensitive table, with probability proportional to its count
+    g_st = np.asarray(st.columns[key], np.int64)
+    w = np.asarray(st.columns["count"], float)
+    order = np.lexsort((np.arange(len(g_st)), g_st))
+    g_sorted, w_sorted = g_st[order], w[order]
+    cum = np.cumsum(w_sorted)
+    groups, start = np.unique(g_sorted, return_index=True)
+    end = np.append(start[1:], len(g_sorted))
+    base = np.where(start > 0, cum[start - 1], 0.0)
+    g_q = np.asarray(qt.columns[key], np.int64)
+    gi = np.searchsorted(groups, g_q)
+    gi_c = np.minimum(gi, len(groups) - 1)
+    keep = groups[gi_c] == g_q  # QI rows whose group lists SA values
+    lo, hi = base[gi_c], cum[end[gi_c] - 1]
+    u = lo + rng.random(len(g_q)) * (hi - lo)
+    pick = order[np.minimum(np.searchsorted(cum, u, side="right"), end[gi_c] - 1)]
+    labels, codes = [], []
+    for c in qi:
+        src, col = (qt, np.asarray(qt.columns[c])) if c in qt.columns else (st, np.asarray(st.columns[c])[pick])
+        labels.append(np.asarray(src.labels[c]))
+        codes.append(col[keep])
+    sa_codes = _sa_codes(st, sa, data)[pick][keep]
+    return RowView(tuple(labels), tuple(codes), sa_codes)
+
+
+def _sa_codes(t, sa: str, data: Dataset) -> np.ndarray:
+    """A published SA column as the table's SA codes (labels matched by text when they differ)."""
+    lab = t.labels.get(sa)
+    col = np.asarray(t.columns[sa], np.int64)
+    if lab is None or (len(lab) == data.m and np.array_equal(np.asarray(lab, object), data.sa_labels.astype(object))):
+        return col
+    index = {_key(v): i for i, v in enumerate(data.sa_labels)}
+    to_table = np.array([index.get(_key(v), -1) for v in lab], np.int64)
+    return to_table[col]

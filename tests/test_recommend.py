@@ -26,7 +26,8 @@ def brute(points, goals, data):
         large = sum(b["mean_relative_error"] * b["queries"] for b in sel) / q if q else None
         ok = (goals.small_privacy is None or (small is not None and small >= goals.small_privacy)) \
             and (goals.large_error is None or (large is not None and large <= goals.large_error)) \
-            and (goals.max_lift is None or p.inference_lift <= goals.max_lift)
+            and (goals.max_lift is None or p.inference_lift <= goals.max_lift) \
+            and (goals.max_risk is None or (p.risk_high is not None and p.risk_high <= goals.max_risk))
         if ok and (p.mechanism not in best or p.large_error < best[p.mechanism].large_error):
             best[p.mechanism] = p
     return best
@@ -34,7 +35,8 @@ def brute(points, goals, data):
 
 @pytest.mark.parametrize("sample, sa", [("toy-sdr", "sa"), ("adult", "occupation")])
 @pytest.mark.parametrize("goals", [Goals(), Goals(small_privacy=0.3, large_error=0.5, max_lift=3.0),
-                                   Goals(small_privacy=None, large_error=0.05, max_lift=None)])
+                                   Goals(small_privacy=None, large_error=0.05, max_lift=None),
+                                   Goals(small_privacy=None, large_error=0.5, max_lift=None, max_risk=0.05)])
 @pytest.mark.slow
 def test_recommendations_match_brute_force_and_meet_their_targets_when_rerun(sample, sa, goals):
     data = load_dataset(sample, sa)
@@ -66,7 +68,8 @@ def test_laplace_small_count_privacy_is_exact():
 
 @pytest.mark.parametrize("field, value", [
     ("small_privacy", 2), ("small_privacy", -0.1), ("small_privacy", float("nan")), ("large_error", 0),
-    ("large_error", 11), ("max_lift", 20), ("max_lift", 0.1), ("large_selectivity", 0.5),
+    ("large_error", 11), ("max_lift", 20), ("max_lift", 0.1), ("large_selectivity", 0.5), ("max_risk", 1.5),
+    ("max_risk", -0.1),
 ])
 def test_targets_out_of_range_are_refused(field, value):
     # QA: --small-privacy 2 ran and printed "at least 200% chance"
@@ -108,3 +111,24 @@ def test_a_per_answer_budget_is_said_wherever_laplace_is_put_forward():
     up = recommend.choose([risk.Point("uniform", {"p": 0.5}, 0, 0.2, 1.0, 0.05, 1.0, 0.01, 0.5)],
                           Goals(small_privacy=None, max_lift=None), None, "uniform")
     assert up.caveat is None
+
+
+def _scaled(mech, p, err, risk_value, low, high):
+    return risk.Point(mech, {"p": p}, 0, 0.2, 1.0, 0.05, 1.0, err, 0.5, added_risk=risk_value, risk_low=low,
+                      risk_high=high)
+
+
+def test_the_risk_target_reads_the_intervals_upper_end():
+    """A setting whose added risk is below R but whose interval reaches above it is not put forward."""
+    points = [_scaled("uniform", 0.9, 0.01, 0.08, 0.05, 0.12),   # most accurate, interval reaches 0.12
+              _scaled("uniform", 0.5, 0.03, 0.04, 0.01, 0.07),   # within R = 0.1 at its upper end
+              _scaled("uniform", 0.1, 0.20, 0.00, 0.00, 0.02)]
+    goals = Goals(small_privacy=None, large_error=None, max_lift=None, max_risk=0.1)
+    rec = recommend.choose(points, goals, None, "uniform")
+    assert rec.meets and rec.point.params == {"p": 0.5}
+    assert [c.target for c in rec.checks] == ["added risk"] and rec.checks[0].value == 0.07
+    # contrary case: nothing within R = 0.01 at its upper end; the nearest miss names the risk target
+    miss = recommend.choose(points, Goals(small_privacy=None, large_error=None, max_lift=None, max_risk=0.01),
+                            None, "uniform")
+    assert not miss.meets and miss.binding == "added risk" and miss.point.params == {"p": 0.1}
+    assert "added risk at most 0.1 (upper end of its 95% interval)" in goals.describe()

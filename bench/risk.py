@@ -1,0 +1,220 @@
+"""Risk scale benchmark and anonymeter reference (issue 22).
+
+Usage::
+
+    .venv/bin/python bench/risk.py                     # the speed table (Adult, census 1M, the Adult map)
+    .venv/bin/python bench/risk.py --skip-1m           # without the 1M-row table
+    .venv/bin/python bench/risk.py --anonymeter        # reference figures from anonymeter itself
+
+**Speed** (targets from the issue): :func:`core.risk.assess` of one release
+on Adult within 1 s and on a 1M-row table (``census:1000000``) within 5 s;
+the risk-utility map of every mechanism's sweep on Adult within 3 s (the
+brief's target for the map's measurement; the issue's 6 s is the page in
+chromium).  Each figure is the median of ``--repeat`` runs after one warm-up
+run (the first call of a process also imports modules and builds the
+table's QI index once).
+
+**Reference** (``--anonymeter``): anonymeter 1.1.0 pins numpy < 1.27, so it
+cannot be installed beside this project's numpy 2; it lives in its own
+virtual environment (``--anon-python``, default ``.venv-anon/bin/python``,
+made with ``python3 -m venv .venv-anon && .venv-anon/bin/pip install
+anonymeter==1.1.0``; not committed).  For each release of
+:data:`REFERENCE`, this script builds the measurement release exactly as
+:func:`core.risk.assess` does (:func:`core.risk.setup`: same split, same
+sampled targets), writes its published rows (:meth:`core.risk.RowView.frame`)
+and the training and control targets to Parquet, runs anonymeter's
+``InferenceEvaluator`` on them in that environment (n_jobs=1, numpy's
+global seed 0), and writes ``tests/test_risk_anonymeter.json``: anonymeter's
+risk and interval beside ours.  ``tests/test_risk_anonymeter.py`` checks
+that the two agree within their intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+#: the releases of the reference table: (mechanism, raw parameters); at least six mechanisms (issue 22)
+REFERENCE = (
+    ("uniform", {}), ("uniform", {"p": 0.5}),
+    ("reconstruction", {}), ("reconstruction", {"p": 0.22}),
+    ("sdr", {}), ("sdr", {"rho2": 1 / 3}),
+    ("splu", {}), ("splu", {"gamma": 2}),
+    ("anatomy", {"l": 3}), ("anatomy", {"l": 7}),
+    ("mondrian", {}), ("mondrian", {"k": 10, "l": 3, "beta": 1.0}),
+    ("bucketization", {}), ("dbr", {}), ("priview", {}),
+)
+REFERENCE_FILE = ROOT / "tests" / "test_risk_anonymeter.json"
+SEED = 0
+ADULT_TARGET, MILLION_TARGET, MAP_TARGET = 1.0, 5.0, 3.0
+
+_ANON_SCRIPT = r"""
+import json, sys, warnings
+import numpy as np, pandas as pd
+from anonymeter.evaluators import InferenceEvaluator
+warnings.simplefilter("ignore")
+out = {}
+for job in json.loads(sys.argv[1]):
+    rows = pd.read_parquet(job["rows"]); train = pd.read_parquet(job["train"]); control = pd.read_parquet(job["control"])
+    np.random.seed(0)
+    ev = InferenceEvaluator(ori=train, syn=rows, control=control, aux_cols=job["qi"], secret=job["sa"],
+                            n_attacks=len(train))
+    ev.evaluate(n_jobs=1)
+    res = ev.results()
+    risk = ev.risk()
+    out[job["key"]] = {"risk": risk.value, "interval": list(risk.ci), "train_success": res.attack_rate.value,
+                       "control_success": res.control_rate.value, "attacks": len(train)}
+print(json.dumps(out))
+"""
+
+
+def key_of(mechanism: str, params: dict) -> str:
+    from core.risk import setting_text
+
+    return f"{mechanism} ({setting_text(params)})"
+
+
+def _frames(s, data):
+    """Published rows and the two target sets as DataFrames of labels, typed alike for anonymeter."""
+    import numpy as np
+    import pandas as pd
+
+    from core.risk import _key
+
+    rows = s.view.frame(s.train)
+
+    def targets(qi, sa):
+        out = {c: np.asarray(data.qi_labels[j], dtype=object)[qi[:, j]] for j, c in enumerate(data.qi)}
+        out[data.sa] = data.sa_labels[sa]
+        return pd.DataFrame(out)
+
+    train, control = targets(s.t_qi, s.t_sa), targets(s.c_qi, s.c_sa)
+    for j, c in enumerate(data.qi):
+        numeric = bool(data.qi_numeric[j]) and np.array_equal(np.asarray(s.view.labels[j], object),
+                                                              np.asarray(data.qi_labels[j], object))
+        for f in (rows, train, control):
+            f[c] = f[c].astype(float) if numeric else f[c].map(_key).astype(str)
+    for f in (rows, train, control):
+        f[data.sa] = f[data.sa].map(_key).astype(str)
+    return rows, train, control
+
+
+def anonymeter_reference(anon_python: str | None, out: Path, attacks: int) -> dict:
+    """Our figures and anonymeter's for :data:`REFERENCE` (``anon_python`` None: keep anonymeter's from ``out``)."""
+    from core import risk
+    from core.table import load_dataset
+
+    data = load_dataset("adult")
+    jobs, ours = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mech, params in REFERENCE:
+            key = key_of(mech, params)
+            s = risk.setup(data, mech, params, SEED, attacks=attacks)
+            a = risk.assess(data, mech, params, SEED, attacks=attacks)
+            rec = a.attacker("records")
+            ours[key] = {"risk": rec.risk, "interval": [rec.low, rec.high], "train_success": rec.train.share,
+                         "control_success": rec.control.share, "verdict": s.release.verdict.outcome}
+            rows, train, control = _frames(s, data)
+            paths = {}
+            for name, f in (("rows", rows), ("train", train), ("control", control)):
+                paths[name] = str(Path(tmp) / f"{len(jobs)}-{name}.parquet")
+                f.to_parquet(paths[name])
+            jobs.append({"key": key, "qi": list(data.qi), "sa": data.sa, **paths})
+        if anon_python is None:
+            old = json.loads(out.read_text())
+            theirs = {k: v["anonymeter"] for k, v in old["releases"].items()}
+            version = old["anonymeter"]
+        else:
+            t0 = time.perf_counter()
+            done = subprocess.run([anon_python, "-c", _ANON_SCRIPT, json.dumps(jobs)], capture_output=True,
+                                  text=True, check=True)
+            print(f"anonymeter ran {len(jobs)} releases in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            theirs = json.loads(done.stdout.strip().splitlines()[-1])
+            version = subprocess.run([anon_python, "-c",
+                                      "import importlib.metadata as m; print(m.version('anonymeter'))"],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+    result = {"table": "adult", "seed": SEED, "split_seed": risk.DEFAULT_SPLIT_SEED, "attacks": attacks,
+              "anonymeter": version, "command": "bench/risk.py --anonymeter",
+              "releases": {k: {"ours": ours[k], "anonymeter": theirs[k]} for k in ours}}
+    out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    return result
+
+
+def _median_time(fn, repeat: int) -> float:
+    fn()  # warm-up: imports, the table's QI index
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def speed(repeat: int, skip_1m: bool, mechanism: str) -> list[tuple[str, float, float]]:
+    from core import risk
+    from core.table import load_dataset
+
+    rows = []
+    adult = load_dataset("adult")
+    rows.append((f"assess {mechanism}, Adult ({adult.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
+                 _median_time(lambda: risk.assess(adult, mechanism, {}, SEED), repeat), ADULT_TARGET))
+    if not skip_1m:
+        big = load_dataset("census:1000000")
+        rows.append((f"assess {mechanism}, census ({big.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
+                     _median_time(lambda: risk.assess(big, mechanism, {}, SEED), max(1, repeat // 2)),
+                     MILLION_TARGET))
+    rows.append(("map on Adult: every mechanism's sweep, with the risk scale",
+                 _median_time(lambda: _adult_map(adult), 1), MAP_TARGET))
+    return rows
+
+
+def _adult_map(data) -> None:
+    from core import risk
+    from core.mechanisms import MECHANISMS
+    from core.workload import seed000
+
+    w = seed000(data, 2000, seed=SEED)
+    t = risk.targets(data, risk.DEFAULT_RECORDS, SEED)
+    risk.sweep_points(data, list(MECHANISMS), w, t, SEED)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--mechanism", default="uniform")
+    ap.add_argument("--skip-1m", action="store_true")
+    ap.add_argument("--anonymeter", action="store_true", help="write the anonymeter reference figures")
+    ap.add_argument("--anon-python", default=str(ROOT / ".venv-anon" / "bin" / "python"))
+    ap.add_argument("--refresh-ours", action="store_true",
+                    help="with --anonymeter: recompute our figures only, keeping anonymeter's from the file")
+    ap.add_argument("--attacks", type=int, default=1000)
+    args = ap.parse_args(argv)
+    if args.anonymeter:
+        result = anonymeter_reference(None if args.refresh_ours else args.anon_python, REFERENCE_FILE, args.attacks)
+        print(f"{'release':45s} {'verdict':8s} {'ours':>22s} {'anonymeter':>22s}")
+        for k, v in result["releases"].items():
+            o, a = v["ours"], v["anonymeter"]
+            print(f"{k:45s} {o['verdict']:8s} {o['risk']:.3f} [{o['interval'][0]:.3f}, {o['interval'][1]:.3f}]   "
+                  f"{a['risk']:.3f} [{a['interval'][0]:.3f}, {a['interval'][1]:.3f}]")
+        return 0
+    rows = speed(args.repeat, args.skip_1m, args.mechanism)
+    print(f"{'measure':70s} {'ours (s)':>9s} {'target (s)':>10s} {'ratio':>6s}")
+    for name, sec, target in rows:
+        print(f"{name:70s} {sec:9.2f} {target:10.1f} {sec / target:6.2f}")
+    if hasattr(__import__("os"), "getloadavg"):
+        print(f"load average: {', '.join(f'{x:.2f}' for x in __import__('os').getloadavg())}")
+    return 0 if all(sec <= target for _, sec, target in rows if not math.isnan(sec)) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,88 @@
+"""Count intervals in people (core.intervals): exact figures checked against seeded simulation."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from core import intervals, mechanisms
+from core.table import bind, make_table
+from core.workload import seed000
+
+
+def table(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"a": rng.integers(0, 12, n), "b": rng.integers(0, 6, n), "c": rng.integers(0, 3, n),
+                          "s": rng.choice([f"v{i}" for i in range(5)], n, p=[0.4, 0.3, 0.15, 0.1, 0.05])})
+    return bind(make_table(frame, "t"), "s", ["a", "b", "c"])
+
+
+def _simulated(data, w, mechanism, params, idx, reps):
+    """The pooled 95% quantile of |error| over ``reps`` independently seeded releases (the brute-force twin)."""
+    true = np.asarray(w.true, float)
+    errs = []
+    for s in range(reps):
+        rel = mechanisms.sanitize(data, mechanism, params, 1000 + s)
+        errs.append(np.asarray(mechanisms.estimate(rel, w), float)[idx] - true[idx])
+    return float(np.quantile(np.abs(np.concatenate(errs)), 0.95))
+
+
+def test_laplace_is_its_tail():
+    data = table()
+    ci = intervals.count_intervals(data, "laplace", {"epsilon": 0.5}, 0, queries=200)
+    assert ci.method == intervals.EXACT_LAPLACE
+    assert ci.half_width(10) == pytest.approx(math.log(20) / 0.5)  # P(|Lap(2)| > h) = exp(-h / 2) = 0.05
+    assert all(b.half_width == pytest.approx(math.log(20) / 0.5) for b in ci.bands if b.queries)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism, params", [("uniform", {"p": 0.3}), ("reconstruction", {"p": 0.3})])
+def test_the_exact_binomial_interval_matches_simulation(mechanism, params):
+    data = table()
+    w = seed000(data, 600, seed=1)
+    ci = intervals.count_intervals(data, mechanism, params, 0, workload=w)
+    compared = 0
+    assert ci.method == intervals.EXACT_BINOMIAL
+    true = np.asarray(w.true, float)
+    for band, member in zip(ci.bands, w.membership):
+        idx = np.flatnonzero(member & (true > 0))
+        if len(idx) < 30:
+            continue
+        sim = _simulated(data, w, mechanism, params, idx, 60)
+        assert band.half_width == pytest.approx(sim, rel=0.12), band.label
+        compared += 1
+    assert compared >= 3
+
+
+def test_simulation_is_seeded_and_pools_by_count():
+    data = table(seed=2)
+    w = seed000(data, 200, seed=0)
+    a = intervals.count_intervals(data, "anatomy", {"l": 2}, 3, workload=w, reps=3)
+    b = intervals.count_intervals(data, "anatomy", {"l": 2}, 3, workload=w, reps=3)
+    assert a.method == "simulation (3 releases)"
+    assert json.dumps(a.to_json()) == json.dumps(b.to_json())
+    near = [c for c in a.at if c.count == 10][0]
+    true = np.asarray(w.true)
+    assert near.queries == int(np.sum((true >= 5) & (true <= 20)))
+
+
+def test_more_noise_wider_interval():
+    data = table(seed=3)
+    w = seed000(data, 200, seed=0)
+    hi = intervals.count_intervals(data, "uniform", {"p": 0.9}, 0, workload=w).half_width(10)
+    lo = intervals.count_intervals(data, "uniform", {"p": 0.1}, 0, workload=w).half_width(10)
+    assert lo > 3 * hi
+
+
+def test_sentence_in_people():
+    ci = intervals.CountIntervals("m", {}, 0, intervals.EXACT_LAPLACE, 0,
+                                  (intervals.CountInterval("count 10", 10.0, 6.2, 5),
+                                   intervals.CountInterval("count 1,000", 1000.0, 20.01, 7)), ())
+    assert ci.sentence() == "a true count of 10 is published as 10 +/- 7; 1,000 as 1,000 +/- 21 (95% of the time)"
+    none = intervals.CountIntervals("m", {}, 0, intervals.EXACT_LAPLACE, 0,
+                                    (intervals.CountInterval("count 10", 10.0, 0.0, 5),
+                                     intervals.CountInterval("count 1,000", 1000.0, None, 0)), ())
+    assert none.sentence() == "a true count of 10 is published as 10 +/- 0; no count near 1,000 in the workload " \
+                              "(95% of the time)"
