@@ -380,7 +380,7 @@ def engine_args(p: argparse.ArgumentParser) -> None:
                    help="local: this process (default); dask: a dask.distributed cluster, for a Parquet dataset "
                         "(a folder of .parquet files, a glob or one file) too large for one process")
     g.add_argument("--scheduler", metavar="ADDRESS", action=_Once,
-                   help="with --engine dask: an existing Dask scheduler (e.g. tcp://10.0.0.5:8786), whose workers "
+                   help="with --engine dask: an existing Dask scheduler (e.g. tcp://SCHEDULER:8786), whose workers "
                         "read the input and write the part files themselves, so the input and the --out folder "
                         "must be at the same paths on every worker (a shared file system); default: a local "
                         "cluster started and stopped by the command (one worker of two threads in this process; "
