@@ -64,7 +64,7 @@ class Block:
     needs: list[str] = field(default_factory=list)
 
     def where(self) -> str:
-        return f"{self.doc.relative_to(ROOT)}:{self.line}"
+        return f"{_rel(self.doc)}:{self.line}"
 
     def runnable(self) -> list[str]:
         out = []
@@ -73,6 +73,10 @@ class Block:
                 cmd = cmd.replace(old, new)
             out.append(cmd)
         return out
+
+
+def _rel(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
 
 
 def _unquote(text: str) -> str:
@@ -145,7 +149,7 @@ def blocks(doc: Path) -> list[Block]:
                 _apply_marker(block, text)
             found.append(block)
         elif marks:
-            raise ValueError(f"{doc.relative_to(ROOT)}:{i + 1}: test markers above a {lang or 'plain'} block")
+            raise ValueError(f"{_rel(doc)}:{i + 1}: test markers above a {lang or 'plain'} block")
         marks, i = [], j + 1
     return found
 
@@ -221,17 +225,29 @@ def run_doc(doc: Path, tmp: Path) -> dict[str, str]:
 
 # -- the checks ------------------------------------------------------------------------------------------
 
+def problems(block: Block) -> list[str]:
+    """What is wrong with a block's markers (empty when nothing is)."""
+    found = []
+    if not block.commands:
+        found.append("a shell block without a command")
+    if block.skip is not None:
+        if len(block.skip.split()) < 3:
+            found.append("'not run' needs its reason")
+        if block.subs or block.id:
+            found.append("a block not run has no substitutions or id")
+    for new, old in block.subs:
+        if not any(old in c for c in block.commands):
+            found.append(f"'{old}' is in none of its commands")
+    for name in block.needs:
+        if name not in FIXTURES:
+            found.append(f"the test cannot make {name}")
+    return [f"{block.where()}: {p}" for p in found]
+
+
 def test_every_shell_block_is_run_or_says_why_not():
     seen_ids = {}
     for block in all_blocks():
-        assert block.commands, f"{block.where()}: a shell block without a command"
-        if block.skip is not None:
-            assert len(block.skip.split()) >= 3, f"{block.where()}: 'not run' needs its reason"
-            assert not (block.subs or block.id), f"{block.where()}: a block not run has no substitutions or id"
-        for new, old in block.subs:
-            assert any(old in c for c in block.commands), f"{block.where()}: '{old}' is in none of its commands"
-        for name in block.needs:
-            assert name in FIXTURES, f"{block.where()}: the test cannot make {name}"
+        assert not problems(block), problems(block)
         if block.id:
             assert block.id not in seen_ids, f"{block.where()}: id {block.id} also at {seen_ids[block.id]}"
             seen_ids[block.id] = block.where()
@@ -383,15 +399,43 @@ def test_cli_md_has_every_command_and_its_real_help():
                                          ".venv/bin/python tests/test_docs.py --write-cli-help")
 
 
+def misquoted(doc: Path, outputs: dict[str, str]) -> list[str]:
+    """The numbers ``doc`` quotes from a block's output that the block did not print."""
+    return [f"{number} (from '{name}')" for number, name in quoted_numbers(doc)
+            if not re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", outputs.get(name, ""))]
+
+
+def test_the_checks_catch_a_stale_doc(tmp_path):
+    """Contrary cases: a number the command no longer prints, a substitution for text the command lacks, a
+    block not run without a reason, an unknown marker."""
+    doc = tmp_path / "stale.md"
+    doc.write_text("<!-- test: id e -->\n```sh\n.venv/bin/python -m core list\n```\n"
+                   "error 2.41<!-- out: e --> and 2.436<!-- out: e -->\n", encoding="utf-8")
+    printed = {"e": "small counts (1-10)  3539 queries   mean relative error 2.436\n"}
+    assert misquoted(doc, printed) == ["2.41 (from 'e')"]
+    assert misquoted(doc, {"e": "error 12.436"}) == ["2.41 (from 'e')", "2.436 (from 'e')"]
+
+    doc.write_text("<!-- test: census:2000 for census:5000000 -->\n```sh\n.venv/bin/python -m core list\n```\n")
+    (block,) = blocks(doc)
+    assert block.subs == [("census:2000", "census:5000000")]
+    assert problems(block) == ["stale.md:2: 'census:5000000' is in none of its commands"]
+    doc.write_text("<!-- test: not run: -->\n```console\n$ .venv/bin/python -m core list\nsome output\n```\n")
+    (block,) = blocks(doc)
+    assert block.commands == [".venv/bin/python -m core list"]
+    assert problems(block) == ["stale.md:2: 'not run' needs its reason"]
+    doc.write_text("<!-- test: run it twice -->\n```sh\nls\n```\n")
+    with pytest.raises(ValueError, match="unknown test marker"):
+        blocks(doc)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", docs(), ids=lambda p: p.name)
 def test_documented_commands_run_and_print_what_the_doc_quotes(doc, tmp_path):
     if not any(b.skip is None for b in blocks(doc)):
         pytest.skip(f"{doc.name} has no command to run")
     outputs = run_doc(doc, tmp_path)
-    for number, name in quoted_numbers(doc):
-        assert re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", outputs[name]), \
-            f"{doc.name}: quotes {number} from block '{name}', which printed:\n{outputs[name][-3000:]}"
+    assert not misquoted(doc, outputs), f"{doc.name} quotes numbers its commands no longer print: " \
+        + ", ".join(misquoted(doc, outputs)) + "\n" + "\n".join(outputs.values())[-3000:]
 
 
 if __name__ == "__main__":
