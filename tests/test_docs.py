@@ -342,6 +342,45 @@ def test_links_resolve():
         pytest.skip(f"pages of other helpers not merged yet: {', '.join(sorted(pending))}")
 
 
+def code_references(text: str) -> list[str]:
+    """Code a doc names in backticks: paths (``core/data/load.py``, ``bench/scale.py``) and dotted names
+    (``core.lru.ByteLRU``)."""
+    return re.findall(r"`((?:core|pages|bench|tests|docs)(?:/[\w.-]+)+/?|core(?:\.\w+)+)`", text)
+
+
+def missing_code(refs: list[str]) -> list[str]:
+    """The references that name no file of the checkout, or no module or attribute of it."""
+    import importlib
+
+    missing = []
+    for ref in refs:
+        if "/" in ref:
+            if not (ROOT / ref).exists():
+                missing.append(ref)
+            continue
+        parts, obj = ref.split("."), None
+        for i in range(len(parts), 0, -1):  # the longest importable module, then attributes
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for attr in parts[i:]:
+                obj = getattr(obj, attr, None)
+            break
+        if obj is None:
+            missing.append(ref)
+    return missing
+
+
+def test_the_code_the_docs_name_exists():
+    """A refactor that moves a module makes the docs that name it fail here, not mislead a reader."""
+    assert missing_code(["core/data/load.py", "core.lru.ByteLRU", "core/ambiguity.py", "core.lru.NoSuchThing",
+                         "core.nosuchmodule"]) == ["core/ambiguity.py", "core.lru.NoSuchThing", "core.nosuchmodule"]
+    for doc in docs():
+        refs = code_references(doc.read_text(encoding="utf-8"))
+        assert not missing_code(refs), f"{doc.name} names code that does not exist: {missing_code(refs)}"
+
+
 def _help(command: str) -> str:
     """``python -m core [COMMAND] --help`` at 100 columns; a command's without its epilog (the list of
     samples, mechanisms, workloads and curves that the top-level help carries once)."""
