@@ -1,7 +1,8 @@
 """Take the screenshots of the nine pages: ``streamlit run app.py`` driven by Debian's chromium.
 
 Usage (from the checkout; playwright comes with requirements-dev.txt, the
-browser is Debian's ``chromium`` package: nothing is downloaded)::
+browser is Debian's ``chromium`` package, nothing is downloaded; the sidebar's
+icons need an emoji font, Debian's ``fonts-noto-color-emoji``)::
 
     .venv/bin/python docs/screenshots/take.py               # every page, into docs/screenshots/
     .venv/bin/python docs/screenshots/take.py trade-offs    # only some
@@ -44,7 +45,7 @@ SHOTS = {
     "trade-offs": ("Trade-offs?data=adult&sa=occupation", "Measure every setting", 2200),
     "guided_tour": ("Guided_tour?step=sdr", None, 1400),
     "compare": (f"Compare?data=adult&sa=occupation&mech=splu&gamma=7&seed=1&pins={_PINS}", None, 1800),
-    "papers": ("Papers", None, 1400),
+    "papers": ("Papers", "Run", 1800),
 }
 
 
