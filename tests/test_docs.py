@@ -348,6 +348,10 @@ def code_references(text: str) -> list[str]:
     return re.findall(r"`((?:core|pages|bench|tests|docs)(?:/[\w.-]+)+/?|core(?:\.\w+)+)`", text)
 
 
+class _Field(str):
+    """A dataclass field (or annotated attribute) named by a doc."""
+
+
 def missing_code(refs: list[str]) -> list[str]:
     """The references that name no file of the checkout, or no module or attribute of it."""
     import importlib
@@ -365,7 +369,9 @@ def missing_code(refs: list[str]) -> list[str]:
             except ImportError:
                 continue
             for attr in parts[i:]:
-                obj = getattr(obj, attr, None)
+                fields = getattr(obj, "__dataclass_fields__", None) or getattr(obj, "__annotations__", {})
+                # a dataclass field without a default is no class attribute: name it by its field
+                obj = getattr(obj, attr, None) or (_Field(attr) if attr in fields else None)
             break
         if obj is None:
             missing.append(ref)
@@ -375,7 +381,8 @@ def missing_code(refs: list[str]) -> list[str]:
 def test_the_code_the_docs_name_exists():
     """A refactor that moves a module makes the docs that name it fail here, not mislead a reader."""
     assert missing_code(["core/data/load.py", "core.lru.ByteLRU", "core/ambiguity.py", "core.lru.NoSuchThing",
-                         "core.nosuchmodule"]) == ["core/ambiguity.py", "core.lru.NoSuchThing", "core.nosuchmodule"]
+                         "core.nosuchmodule", "core.guarantee.Verdict.outcome", "core.guarantee.Verdict.nothing"]) \
+        == ["core/ambiguity.py", "core.lru.NoSuchThing", "core.nosuchmodule", "core.guarantee.Verdict.nothing"]
     for doc in docs():
         refs = code_references(doc.read_text(encoding="utf-8"))
         assert not missing_code(refs), f"{doc.name} names code that does not exist: {missing_code(refs)}"
