@@ -44,6 +44,9 @@ HELP_COLUMNS = "100"
 _MARK = re.compile(r"^\s*<!--\s*test:\s*(.*?)\s*-->\s*$")
 _OUT = re.compile(r"(\d[\d,]*(?:\.\d+)?)<!--\s*out:\s*([\w-]+)\s*-->")
 _FENCE = re.compile(r"^(\s*)```\s*([\w-]*)\s*$")
+#: commands the test never runs (a server that does not return, a cluster, an install, the machine's services)
+_NEVER_RUN = re.compile(r"streamlit run|dask[- ](scheduler|worker)|\b(systemctl|docker|nginx|apt-get|apt|sudo)\b"
+                        r"|pip install|-m pytest|bench/(latency|load)\.py")
 _HELP = re.compile(r"^<!--\s*help:\s*([\w-]*)\s*-->\s*$")
 
 
@@ -213,7 +216,7 @@ def run_doc(doc: Path, tmp: Path) -> dict[str, str]:
         text = []
         for cmd in block.runnable():
             proc = subprocess.run(["bash", "-c", "set -o pipefail\n" + cmd], cwd=where, env=env,
-                                  capture_output=True, text=True, timeout=900)
+                                  capture_output=True, text=True, timeout=600)
             assert proc.returncode == block.exit, (
                 f"{block.where()}: `{cmd}` exited with {proc.returncode}, the doc says {block.exit}\n"
                 f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
@@ -235,6 +238,10 @@ def problems(block: Block) -> list[str]:
             found.append("'not run' needs its reason")
         if block.subs or block.id:
             found.append("a block not run has no substitutions or id")
+    if block.skip is None:
+        for cmd in block.commands:
+            if _NEVER_RUN.search(cmd):
+                found.append(f"`{cmd[:60]}` starts a server or changes the machine: mark it 'not run' with why")
     for new, old in block.subs:
         if not any(old in c for c in block.commands):
             found.append(f"'{old}' is in none of its commands")
@@ -469,6 +476,9 @@ def test_the_checks_catch_a_stale_doc(tmp_path):
     (block,) = blocks(doc)
     assert block.commands == [".venv/bin/python -m core list"]
     assert problems(block) == ["stale.md:2: 'not run' needs its reason"]
+    doc.write_text("```sh\n.venv/bin/python -m streamlit run app.py\n```\n")
+    (block,) = blocks(doc)
+    assert problems(block) and "starts a server" in problems(block)[0]
     doc.write_text("<!-- test: run it twice -->\n```sh\nls\n```\n")
     with pytest.raises(ValueError, match="unknown test marker"):
         blocks(doc)
