@@ -17,7 +17,9 @@ a fenced block of ``sh``, ``bash`` or ``console`` (in ``console`` only the ``$ `
 The blocks of one doc run in order in one scratch folder that mirrors the checkout (symbolic links), so a
 command may read what an earlier one wrote; nothing is written into the checkout.
 
-``.venv/bin/python tests/test_docs.py --write-cli-help`` rewrites the ``--help`` blocks of docs/cli.md.
+In docs/cli.md, ``<!-- help: CMD -->`` above a ``text`` block marks ``python -m core CMD --help`` (without the
+epilog; an empty CMD is the top-level help, in full); the test compares, and
+``.venv/bin/python tests/test_docs.py --write-cli-help`` rewrites those blocks from the code.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ SHELL = {"sh", "bash", "console"}
 #: the pages other helpers of issue 26 write: README links them before they are merged
 OTHER_PAGES = {"risk.md", "papers.md", "state.md", "deployment.md", "accessibility.md", "cli-exit-status.md",
                "scale-cluster.md", "layout.md"}
-#: the CLI's commands whose ``--help`` docs/cli.md carries ("" is ``python -m core --help``)
+#: the terminal width the commands run at (argparse wraps ``--help`` to it)
 HELP_COLUMNS = "100"
 _MARK = re.compile(r"^\s*<!--\s*test:\s*(.*?)\s*-->\s*$")
 _OUT = re.compile(r"(\d[\d,]*(?:\.\d+)?)<!--\s*out:\s*([\w-]+)\s*-->")
