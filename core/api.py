@@ -230,12 +230,20 @@ def beside_verdict(block: Mapping[str, Any], verdict: "Verdict | None") -> dict[
     """``block`` with ``beside_verdict``: the verdict and the measured risk reconciled in one sentence."""
     from . import risk as _risk
 
+    from .guarantee import PLAIN, STANDING_LABELS
+
     block = dict(block)
     if verdict is not None and block.get("measured"):
         try:
-            block["beside_verdict"] = _risk.reconcile(verdict.outcome, (block["risk"], *block["interval"]))
+            text = _risk.reconcile(verdict.outcome, (block["risk"], *block["interval"]))
         except ValueError:  # an outcome reconcile does not name: the verdict's line stands alone
-            pass
+            return block
+        standing = getattr(verdict, "standing", PLAIN)
+        if text.startswith("Meets its own guarantee") and standing != PLAIN:
+            # a qualified, vacuous or little-publishing meet is never reconciled as a plain one
+            text = STANDING_LABELS[standing].replace("its guarantee", "its own guarantee", 1).capitalize() + \
+                text[len("Meets its own guarantee"):]
+        block["beside_verdict"] = text
     return block
 
 
@@ -601,7 +609,7 @@ def tradeoff(request: Request, explore: Explore, progress: Callable[[float, str]
 
     data, names, workload, t = explorer(request, explore)
     points, skipped = sweep_points(data, names, workload, t, explore.seed, progress=progress)
-    return data, t, points, skipped, pareto(points)
+    return data, t, points, skipped, pareto(points, risk="added_risk")
 
 
 def recommend(request: Request, explore: Explore, goals, progress: Callable[[float, str], None] | None = None):

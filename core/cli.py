@@ -345,6 +345,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="large counts: mean relative error at most this, in (0, 10] (default 0.10; negative = no target)")
     p.add_argument("--selectivity", type=float, default=0.01, metavar="S",
                    help="... for queries of at least this selectivity, in [0.005, 0.05] (default 0.01)")
+    p.add_argument("--max-risk", type=float, default=-1, metavar="R",
+                   help="added risk (core.risk: attribute inference against a held-out control set) at most this at "
+                        "the upper end of its 95%% interval, in [0, 1] (default: no target)")
     p.add_argument("--max-lift", type=float, default=1.5, metavar="L",
                    help="inference lift over the global mode at most this, in [0.5, 10] (default 1.5; negative = no target)")
 
@@ -368,6 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "statements beside ours and a verdict")
     p.add_argument("name", nargs="?", metavar="NAME", help="a figure or table, e.g. 000-fig8 (see --list)")
     p.add_argument("--list", action="store_true", help="list every figure and table of the five evaluation sections")
+    p.add_argument("--all", action="store_true", help="run every figure and table on its stand-in (minutes) and "
+                   "print each verdict with its statements and their tolerances")
     p.add_argument("--data", metavar="DATA", help="run on this table instead of the paper's data stand-in")
     p.add_argument("--sensitive", "--sa", metavar="COL", help="sensitive attribute of --data")
     p.add_argument("--qi", nargs="+", action=_Names, metavar="COL", help="QI columns of --data; " + QI_HELP)
@@ -736,14 +741,18 @@ def cmd_tradeoff(args) -> dict[str, Any]:
            "records_sampled": len(t.truth), "mode_share": t.mode_share,
            "points": [p.to_json() | {"pareto": i in front} for i, p in enumerate(points)],
            "not_eligible": skipped}
-    lines = [f"{'mechanism':<15}{'parameters':<34}{'lift':>7}{'small<30%':>11}{'presence':>10}{'large err':>11}"]
+    lines = [f"{'mechanism':<15}{'parameters':<34}{'added risk [95%]':>22}{'lift':>7}{'small<30%':>11}"
+             f"{'presence':>10}{'large err':>11}"]
     for i, p in enumerate(points):
         params = ", ".join(f"{k}={format_value(v)}" for k, v in p.params.items())[:33]
         small = "-" if p.small_sum_disclosure is None else f"{p.small_sum_disclosure:.3f}"
         large = "-" if p.large_error is None else f"{p.large_error:.4f}"
-        lines.append(f"{p.mechanism:<15}{params:<34}{p.inference_lift:>7.2f}{small:>11}{p.presence:>10.3g}{large:>11}"
-                     + ("  *" if i in front else ""))
-    lines.append("* on the Pareto front (no other setting has both lower lift and lower large-count error)")
+        risk = ("-" if getattr(p, "added_risk", None) is None else
+                f"{p.added_risk:.3f} [{p.risk_low:.3f}, {p.risk_high:.3f}]")
+        lines.append(f"{p.mechanism:<15}{params:<34}{risk:>22}{p.inference_lift:>7.2f}{small:>11}{p.presence:>10.3g}"
+                     f"{large:>11}" + ("  *" if i in front else ""))
+    lines.append("* on the Pareto front (no other setting has both lower added risk and lower large-count error); "
+                 "added risk: attribute inference on people in the table beyond people held out of it (docs/risk.md)")
     lines += [f"not eligible: {s}" for s in skipped]
     out["_text"] = "\n".join(lines)
     return out
@@ -756,7 +765,8 @@ def cmd_recommend(args) -> dict[str, Any]:
     goals = Goals(small_privacy=None if args.small_privacy < 0 else args.small_privacy,
                   large_error=None if args.large_error < 0 else args.large_error,
                   large_selectivity=args.selectivity,
-                  max_lift=None if args.max_lift < 0 else args.max_lift)
+                  max_lift=None if args.max_lift < 0 else args.max_lift,
+                  max_risk=None if args.max_risk < 0 else args.max_risk)
     recs, data, t = api.recommend(_request(args), _explore(args), goals, progress=_progress(args))
     _records_note(args, t, data)
     out = {"targets": goals.describe(), "recommendations": [r.to_json() for r in recs]}
@@ -853,6 +863,14 @@ def cmd_experiment(args) -> dict[str, Any]:
         entries = papers.listing()
         text = "\n".join(f"{e['key']:<22} seed {e['seed']} {e['number']}: {e['caption']}" for e in entries)
         return {"items": entries, "_text": text}
+    if args.all:
+        if args.name or args.data or args.param or args.out:
+            raise ParameterError("--all runs every figure and table on its stand-in with the paper's settings; give "
+                                 "it no NAME, --data, --param or --out.")
+        out = papers.run_all()
+        out["_text"] = "\n".join([f"{e['key']:<22} {e['seconds']:7.1f} s  {e['verdict']}" for e in out["entries"]]
+                                 + [papers.counts_text(out["counts"])])
+        return out
     if not args.name:
         raise ParameterError("Name a figure or table (e.g. 000-fig8), or use --list to see them.")
     item = papers.get(args.name)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import figures, guarantee
+from core import api, figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
 from core.session import Setting
@@ -12,6 +12,7 @@ from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
 from pages.ui import cached, state, views
 from pages.ui import data as uidata
+from pages.ui import risk as uirisk
 from pages.ui.fmt import is_number, md, number
 from pages.ui.params import param_inputs, summary
 from pages.ui.pins import pin_bar
@@ -211,6 +212,8 @@ for note in release.notes:
     if note not in verdict.explains:  # each message once: the verdict already says these
         st.info(md(note))
 
+uirisk.section(verdict_args, verdict)  # the manifest's risk block, beside the verdict (behind the page)
+
 left, right = st.columns(2)
 with left:
     st.markdown(f"**Original** (first 20 of {data.n:,} records)")
@@ -264,6 +267,15 @@ with c2:
     st.caption("Measured on this release (shares of records, probabilities, budgets).")
 
 st.subheader("Download")
+decision = state.decision_for(state.current_setting())  # only the chosen pin's release carries it
+
+
+def _risk_block():
+    """The manifest's risk block, as the command line writes it (measured now if it is not yet)."""
+    return uirisk.block(verdict_args, cached.verdict(*verdict_args) if cached.verdict.is_cached(*verdict_args)
+                        else verdict)
+
+
 stem = f"{data.name.replace(':', '_')}-{name}-seed{release.seed}"
 d1, d2, d3 = st.columns(3)
 if len(release.tables) == 1:
@@ -274,14 +286,15 @@ if len(release.tables) == 1:
     d2.download_button("Table as Parquet", lambda: parquet_bytes(main.to_frame()), file_name=f"{stem}.parquet",
                        mime="application/octet-stream", key="dl_parquet", on_click="ignore")
 else:
-    d1.download_button("All tables as CSV (zip)", lambda: zip_bytes(release, "csv"), file_name=f"{stem}-csv.zip",
+    d1.download_button("All tables as CSV (zip)", lambda: zip_bytes(release, "csv", decision, _risk_block()),
+                       file_name=f"{stem}-csv.zip",
                        mime="application/zip", key="dl_csv", on_click="ignore",
                        help="One CSV per published table and the manifest.")
-    d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet"),
+    d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet", decision, _risk_block()),
                        file_name=f"{stem}-parquet.zip", mime="application/zip", key="dl_parquet",
                        on_click="ignore")
-decision = state.decision_for(state.current_setting())  # only the chosen pin's release carries it
-d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision), file_name=f"{stem}.manifest.json",
+d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision, _risk_block()),
+                   file_name=f"{stem}.manifest.json",
                    mime="application/json", key="dl_manifest", on_click="ignore",
                    help="Mechanism, resolved parameters, seed, row counts, published metadata, privacy "
                         "checks and the command that reproduces this release.")
@@ -298,7 +311,11 @@ if decision is not None:
     st.caption(f"This is the setting chosen in the decision record ('{md(decision['chosen'])}'): the manifest "
                "carries the record.")
 with st.expander("Manifest as JSON"):
-    st.json(release.manifest(decision), expanded=1)
+    shown_risk = uirisk.ready(verdict_args)
+    if shown_risk is None:
+        st.caption("The risk block is being measured; the downloaded manifest carries it.")
+    st.json(release.manifest(decision, None if shown_risk is None else api.beside_verdict(shown_risk, verdict)),
+            expanded=1)
 
 render = views.find(name)
 if render is not None:

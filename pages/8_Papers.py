@@ -34,8 +34,16 @@ st.title("Papers")
 st.markdown(
     "Every figure and table of the five papers' evaluation sections, in the paper's order. **Run** computes it "
     "on the paper's data stand-in with the paper's parameters (or on the loaded table), draws our figure and "
-    "sets the paper's printed statements beside ours with a verdict: *reproduced*, *reproduced in trend* "
-    "(direction or order holds, not the value) or *not reproduced* (with the reason, naming data differences).")
+    "sets the paper's printed statements beside ours, each with its tolerance and a verdict: *reproduced* "
+    "(within the tolerance), *in trend* (within twice the tolerance, or the order holds overall but not at every "
+    "point), *not reproduced* (with the reason, naming data differences) or *inconclusive* (too little data to "
+    "judge). An entry's verdict is its weakest statement's.")
+_last = papers.recorded()
+if _last:
+    st.caption(f"Last full run of all {len(_last['entries'])} entries (`python bench/papers.py --json "
+               f"docs/papers.json`, also `python -m core experiment --all --json`): "
+               f"{md(papers.counts_text(papers.counts(e['verdict'] for e in _last['entries'])))}.")
+_recorded = {e["key"]: e["verdict"] for e in (_last or {}).get("entries", [])}
 
 
 @st.cache_resource(max_entries=3, ttl=TTL, show_spinner=False)
@@ -139,8 +147,10 @@ for tab, (seed, its) in zip(tabs, groups.items()):
         _item(papers.get(chosen))
         st.markdown(f"**Every figure and table of seed {seed}**")
         # st.table: every cell wraps (a dataframe cut the captions and the verdict column at 1,400 px)
-        st.table(pd.DataFrame([{"figure or table": i.number, "caption": i.caption, "data": i.standin,
-                                "experiment": i.experiment or "none", "verdict": _verdict_text(
-                                    store["verdicts"].get(i.key) or (papers.judge(i, None)[0]
-                                                                    if i.experiment is None else None))}
+        st.table(pd.DataFrame([{"figure or table": i.number, "caption": i.caption,
+                                "data": i.standin if i.experiment else "no run: the settings of its figures",
+                                "experiment": i.experiment or "none",
+                                "verdict": store["verdicts"].get(i.key) or (papers.judge(i, None)[0]
+                                                                           if i.experiment is None else None)
+                                or (f"last full run: {_recorded[i.key]}" if i.key in _recorded else "not run yet")}
                                for i in its]).set_index("figure or table"))

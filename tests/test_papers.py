@@ -18,7 +18,7 @@ def test_every_item_names_a_registered_experiment_or_says_why():
     for item in papers.ITEMS:
         assert item.seed in papers.SEEDS
         if item.experiment is None:
-            assert item.why_no_experiment and item.static
+            assert item.why_no_experiment and item.setup_judge
         else:
             papers.settings(item)  # the paper's parameters resolve
     # the figures the issue names
@@ -32,7 +32,7 @@ def test_verdict_is_the_weakest_row():
     r = papers.Row
     assert papers.verdict_of([r("a", "", "", papers.REPRODUCED), r("b", "", "", papers.TREND)]) == papers.TREND
     assert papers.verdict_of([r("a", "", "", papers.NOT), r("b", "", "", papers.REPRODUCED)]) == papers.NOT
-    assert papers.verdict_of([]) == papers.NOT
+    assert papers.verdict_of([]) == papers.INCONCLUSIVE
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,9 @@ def test_cli_list_and_static_item(capsys):
     assert len(listed) == len(papers.ITEMS) and all({"seed", "number", "caption"} <= set(e) for e in listed)
     assert cli.main(["experiment", "003-table4", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["verdict"] == papers.REPRODUCED and out["experiment"] is None
+    # a table of settings is judged on what its experiments run: seed 003's figures run smaller tables
+    assert out["verdict"] == papers.NOT and out["experiment"] is None
+    assert out["statements"][-1]["paper's statement"].startswith("|T|") and out["statements"][-1]["tolerance"]
 
 
 def test_cli_bad_input_is_one_line(capsys):
@@ -121,3 +123,32 @@ def test_cli_run_with_html(tmp_path, capsys):
     assert "age 74 vs 78" in got["statements"][0]["ours"]
     text = out.read_text()
     assert "Verdict: not reproduced" in text and "<table" in text
+
+
+def test_cli_all_prints_every_entry_with_its_statements(capsys, monkeypatch):
+    # the two tables of settings stand in for all 39 (they need no run); --all goes through papers.run_all
+    monkeypatch.setattr(papers, "ITEMS", tuple(i for i in papers.ITEMS if i.experiment is None))
+    assert cli.main(["experiment", "--all", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [e["key"] for e in out["entries"]] == ["001-table3", "003-table4"]
+    assert out["counts"] == papers.counts([papers.REPRODUCED, papers.NOT])
+    for e in out["entries"]:
+        assert e["verdict"] == papers.verdict_of([papers.Row("", "", "", s["verdict"]) for s in e["statements"]])
+        assert all(s["tolerance"] for s in e["statements"])
+    assert cli.main(["experiment", "--all", "000-fig8"]) == 2
+    assert "error: " in capsys.readouterr().err
+
+
+def test_docs_table_is_the_recorded_run():
+    """docs/papers.md's table and counts are bench/papers.py --markdown of docs/papers.json (the page's record)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("bench_papers", root / "bench" / "papers.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rec = papers.recorded()
+    assert rec and len(rec["entries"]) == len(papers.ITEMS) == 39
+    assert rec["counts"] == papers.counts(e["verdict"] for e in rec["entries"])
+    assert bench.markdown(rec) in (root / "docs" / "papers.md").read_text(encoding="utf-8")

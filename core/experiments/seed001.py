@@ -182,8 +182,8 @@ def _violations_run(data: Dataset, settings: dict, progress=None) -> ExperimentR
 
 # ----------------------------------------------------------------- Figure 3: RP vs UP error
 def _error_run(data: Dataset, settings: dict, progress=None) -> ExperimentResult:
-    varied = settings["vary"]
-    values = {"p": P_VALUES, "lambda": LAMBDA_VALUES, "delta": DELTA_VALUES}[varied]
+    """RP beside UP against p, λ or δ; ``vary = "all"`` sweeps the three in turn (the paper's "across all of")."""
+    sweeps = ("p", "lambda", "delta") if settings["vary"] == "all" else (settings["vary"],)
     base = {"p": settings["p"], "lambda": settings["lambda"], "delta": settings["delta"],
             "bound": settings["bound"]}
     releases, seed = settings["releases"], settings["seed"]
@@ -192,27 +192,28 @@ def _error_run(data: Dataset, settings: dict, progress=None) -> ExperimentResult
     workload = seed000(data, queries=settings["queries"], seed=seed)
     large = workload.membership[1:].any(axis=0)
     small = workload.membership[0]
-    steps = len(values) * releases * 2
-    done = 0
-    rows, notes = [], []
-    up_cache: dict[float, tuple] = {}
-    for v in values:
-        prm = {**base, varied: v}
-        errs = {"uniform": [], "reconstruction": []}
-        privacy = None
-        for r in range(releases):
-            for mech in ("uniform", "reconstruction"):
-                done += 1
+    groups = micro_groups(data)
+    steps = len(sweeps) * 5 * releases
+    done = [0]
+    up_cache: dict[tuple, tuple] = {}  # UP depends on p and the release only: shared by the sweeps
+    figures, tables, frames, notes = [], [], {}, []
+    n_large, n_small = int(large.sum()), int(small.sum())
+    for varied in sweeps:
+        values = {"p": P_VALUES, "lambda": LAMBDA_VALUES, "delta": DELTA_VALUES}[varied]
+        rows = []
+        for v in values:
+            prm = {**base, varied: v}
+            errs = {"uniform": [], "reconstruction": []}
+            privacy = None
+            for r in range(releases):
+                done[0] += 1
                 if progress:
-                    progress(done / steps, f"{_SYMBOL[varied]} = {v:g}: release {r + 1} of {releases}, {mech}")
-                if mech == "uniform":
-                    key = (prm["p"], r)
-                    if key not in up_cache:  # UP does not depend on lambda or delta
-                        rel = mechanisms.sanitize(data, "uniform", {"p": prm["p"]}, seed + r)
-                        ev = evaluate_release(rel, workload)
-                        up_cache[key] = (_mean(ev.relative_error, large), _mean(ev.relative_error, small))
-                    errs[mech].append(up_cache[key])
-                    continue
+                    progress(done[0] / steps, f"{_SYMBOL[varied]} = {v:g}: release {r + 1} of {releases}")
+                key = (prm["p"], r)
+                if key not in up_cache:
+                    ev = evaluate_release(mechanisms.sanitize(data, "uniform", {"p": prm["p"]}, seed + r), workload)
+                    up_cache[key] = (_mean(ev.relative_error, large), _mean(ev.relative_error, small))
+                errs["uniform"].append(up_cache[key])
                 try:
                     rel = mechanisms.sanitize(data, "reconstruction", prm, seed + r)
                 except WorkbenchError as exc:
@@ -220,49 +221,50 @@ def _error_run(data: Dataset, settings: dict, progress=None) -> ExperimentResult
                     break
                 privacy = rel.privacy
                 ev = evaluate_release(rel, workload)
-                errs[mech].append((_mean(ev.relative_error, large), _mean(ev.relative_error, small)))
-        up = np.mean(errs["uniform"], axis=0)
-        rp = np.mean(errs["reconstruction"], axis=0) if errs["reconstruction"] else (np.nan, np.nan)
-        an = analyse(micro_groups(data), prm["p"], data.m, prm["lambda"], prm["delta"], prm["bound"])
-        rows.append({
-            _SYMBOL[varied]: v,
-            "UP error, large counts": up[0], "RP error, large counts": rp[0],
-            "RP / UP (large)": rp[0] / up[0] if up[0] else np.nan,
-            "UP error, small counts": up[1], "RP error, small counts": rp[1],
-            "violating groups under UP (%)": 100 * float(an.violating.mean()),
-            "violating groups under RP (%)": (100 * privacy["violating_groups_after"] / privacy["micro_groups"]
-                                              if privacy else np.nan),
-            "records resampled (%)": 100 * privacy["share_records_resampled"] if privacy else np.nan,
-        })
-    frame = pd.DataFrame(rows)
-    x = frame[_SYMBOL[varied]].tolist()
-    fixed = ", ".join(f"{_SYMBOL[k]} = {base[k]:g}" for k in ("p", "lambda", "delta") if k != varied)
-    fig_err = _lines(x, {"UP": frame["UP error, large counts"].tolist(),
-                         "RP (Algorithm 1)": frame["RP error, large counts"].tolist()},
-                     f"Count-query error, UP vs RP ({fixed}, {base['bound']} bounds)",
-                     {"p": "retention p", "lambda": "relative error λ", "delta": "tail probability δ"}[varied],
-                     "mean relative error (large-count queries)")
-    fig_vio = _lines(x, {"UP": frame["violating groups under UP (%)"].tolist(),
-                         "RP (Algorithm 1)": frame["violating groups under RP (%)"].tolist()},
-                     f"Micro groups open to reconstruction ({fixed})",
-                     {"p": "retention p", "lambda": "relative error λ", "delta": "tail probability δ"}[varied],
-                     "violating micro groups (%)")
-    worst = np.nanmax(frame["RP / UP (large)"]) if frame["RP / UP (large)"].notna().any() else np.nan
-    n_large, n_small = int(large.sum()), int(small.sum())
-    caption = (f"Mean relative error of {n_large:,} seed-000 queries with selectivity of at least 0.5%, averaged "
-               f"over {releases} release(s) per point, both mechanisms with the same p and seeds. The paper's "
-               f"finding is that RP costs little aggregate accuracy; here RP's error is at most "
-               f"{worst:.3g} times UP's." if np.isfinite(worst) else "RP could not be computed at these settings.")
-    return ExperimentResult(
-        figures=[("Aggregate error: RP beside UP", fig_err, caption),
-                 ("Violations: RP beside UP", fig_vio,
-                  "Share of micro groups failing the (λ, δ) test: under plain UP, and on the records Algorithm 1 "
-                  "actually randomises (0 by construction).")],
-        tables=[("RP vs UP per setting", frame,
-                 f"Errors are mean relative errors |true − estimate| / true: 'large counts' are the {n_large:,} "
-                 f"queries with selectivity of at least 0.5%, 'small counts' the {n_small:,} with true counts 1 to "
-                 f"10 (micro-level questions, where RP is meant to add error).")],
-        notes=notes, data={"table": frame})
+                errs["reconstruction"].append((_mean(ev.relative_error, large), _mean(ev.relative_error, small)))
+            up = np.mean(errs["uniform"], axis=0)
+            rp = np.mean(errs["reconstruction"], axis=0) if errs["reconstruction"] else (np.nan, np.nan)
+            an = analyse(groups, prm["p"], data.m, prm["lambda"], prm["delta"], prm["bound"])
+            rows.append({
+                _SYMBOL[varied]: v,
+                "UP error, large counts": up[0], "RP error, large counts": rp[0],
+                "RP / UP (large)": rp[0] / up[0] if up[0] else np.nan,
+                "UP error, small counts": up[1], "RP error, small counts": rp[1],
+                "violating groups under UP (%)": 100 * float(an.violating.mean()),
+                "violating groups under RP (%)": (100 * privacy["violating_groups_after"] / privacy["micro_groups"]
+                                                  if privacy else np.nan),
+                "records resampled (%)": 100 * privacy["share_records_resampled"] if privacy else np.nan,
+            })
+        frame = pd.DataFrame(rows)
+        frames[varied] = frame
+        x = frame[_SYMBOL[varied]].tolist()
+        fixed = ", ".join(f"{_SYMBOL[k]} = {base[k]:g}" for k in ("p", "lambda", "delta") if k != varied)
+        axis = {"p": "retention p", "lambda": "relative error λ", "delta": "tail probability δ"}[varied]
+        fig_err = _lines(x, {"UP": frame["UP error, large counts"].tolist(),
+                             "RP (Algorithm 1)": frame["RP error, large counts"].tolist()},
+                         f"Count-query error, UP vs RP ({fixed}, {base['bound']} bounds)", axis,
+                         "mean relative error (large-count queries)")
+        fig_vio = _lines(x, {"UP": frame["violating groups under UP (%)"].tolist(),
+                             "RP (Algorithm 1)": frame["violating groups under RP (%)"].tolist()},
+                         f"Micro groups open to reconstruction ({fixed})", axis, "violating micro groups (%)")
+        worst = np.nanmax(frame["RP / UP (large)"]) if frame["RP / UP (large)"].notna().any() else np.nan
+        sym = _SYMBOL[varied]
+        caption = (f"Mean relative error of {n_large:,} seed-000 queries with selectivity of at least 0.5%, averaged "
+                   f"over {releases} release(s) per point, both mechanisms with the same p and seeds. The paper's "
+                   f"finding is that RP costs little aggregate accuracy; here RP's error is at most "
+                   f"{worst:.3g} times UP's." if np.isfinite(worst) else "RP could not be computed at these settings.")
+        figures += [(f"Aggregate error against {sym}: RP beside UP", fig_err, caption),
+                    (f"Violations against {sym}: RP beside UP", fig_vio,
+                     "Share of micro groups failing the (λ, δ) test: under plain UP, and on the records Algorithm 1 "
+                     "actually randomises (0 by construction).")]
+        tables.append((f"RP vs UP per setting, against {sym}", frame,
+                       f"Errors are mean relative errors |true − estimate| / true: 'large counts' are the {n_large:,} "
+                       f"queries with selectivity of at least 0.5%, 'small counts' the {n_small:,} with true counts 1 "
+                       f"to 10 (micro-level questions, where RP is meant to add error)."))
+    data_out = {"tables": frames, "varied": settings["vary"]}
+    if len(sweeps) == 1:
+        data_out["table"] = frames[sweeps[0]]
+    return ExperimentResult(figures=figures, tables=tables, notes=notes, data=data_out)
 
 
 def _mean(err: np.ndarray, mask: np.ndarray) -> float:
@@ -488,8 +490,8 @@ EXPERIMENTS = [
             "the same retention p and seeds on a seed-000 workload and compares the mean relative error of "
             "queries with selectivity of at least 0.5% (the paper's aggregate queries), against p, λ or δ."),
         params=(
-            Param("vary", "vary", "Parameter on the x axis (the paper's Table 3 values).", "p", kind="choice",
-                  choices=("p", "lambda", "delta")),
+            Param("vary", "vary", "Parameter on the x axis (the paper's Table 3 values); all: the three sweeps in "
+                  "turn.", "p", kind="choice", choices=("p", "lambda", "delta", "all")),
             Param("p", "p", "Retention (when λ or δ vary).", 0.46, low=0, high=1, closed="right", step=0.01,
                   safer="lower", paper="seed 001 Table 3: 0.46"),
             Param("lambda", "λ", "Relative error (when p or δ vary).", 0.5, low=0, high=1, closed="neither",

@@ -585,7 +585,8 @@ def _priview_exact(data: Dataset, s: dict[str, Any], progress=None) -> Experimen
         series[label] = err
         rows.append({"release": label, "records published": rel.rows_out, "groups": p.get("groups"),
                      "split": rel.published.get("split", ""),
-                     "exact presence (max)": p.get("max_presence"), "exact association (max)": p.get("max_association"),
+                     "exact presence (max)": p.get("max_presence"),
+                     "exact association (max)": p.get("max_association"),
                      "Theorem 6 presence": p.get("max_presence_paper"),
                      "Theorem 6 association": p.get("max_association_paper"),
                      "meets α and β exactly": bool(p.get("alpha_met") and p.get("beta_met")),
@@ -602,9 +603,22 @@ def _priview_exact(data: Dataset, s: dict[str, Any], progress=None) -> Experimen
                   "The same GROUP BY workload answered from each release. The repaired construction keeps its "
                   "promise (exact presence and association from the published tables within α and β) at the cost "
                   "of larger groups and records left out; left-out records count as undercounts here.")],
-        tables=[("Privacy and loss", pd.DataFrame(rows), "Exact measures are computed from the published tables "
-                 "over all possible worlds (core.mechanisms.ambiguity_algorithm.priview_stats); Theorem 6's are the paper's formulas.")],
-        notes=notes, data={"rows": rows, "errors": series})
+        tables=[("Privacy and loss", pd.DataFrame([{k: _rounded(v) if k in _MEASURES else v for k, v in r.items()}
+                                                   for r in rows]),
+                 "Exact measures are computed from the published tables over all possible worlds "
+                 "(core.mechanisms.ambiguity_algorithm.priview_stats); Theorem 6's are the paper's formulas. "
+                 "Rounded to 10 decimals: a release meets α and β when its measure is at most α or β plus 1e-12 "
+                 "of float rounding.")],
+        notes=notes, data={"rows": rows, "errors": series, "alpha": s["alpha"], "beta": s["beta"]})
+
+
+_MEASURES = ("exact presence (max)", "exact association (max)", "Theorem 6 presence", "Theorem 6 association")
+
+
+def _rounded(v: float | None) -> float | None:
+    """An exact measure rounded to 10 decimals: the release compares it with α or β allowing 1e-12 of float
+    rounding, so 0.10000000000068 meets β = 0.1 and is shown as 0.1 (the figure the comparison accepts)."""
+    return None if v is None else round(float(v), 10)
 
 
 EXPERIMENTS.append(Experiment(

@@ -497,6 +497,12 @@ def release(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: 
     return _api.build(_data, Setting(mechanism, dict(params), int(seed)))
 
 
+@memo("risks")
+def risk(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int) -> dict:
+    """``core.api.assess_risk``: the release's measured risk block (the manifest's, before the verdict's sentence)."""
+    return _api.assess_risk(_data, Setting(mechanism, dict(params), int(seed)))
+
+
 @memo("workloads")
 def workload(_data: Dataset, data_key: str, kind: str, settings: tuple):
     """``core.evaluate.make_workload`` (true answers included)."""

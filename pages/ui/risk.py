@@ -1,0 +1,81 @@
+"""The measured risk beside every verdict: one block, the manifest's, drawn the same on every page.
+
+The block is :func:`core.api.measure_risk`'s (the CLI's manifest carries
+the same one): the added risk with its 95% interval, the plain sentence,
+and the sentence that sets the verdict and the risk side by side.  It is
+computed behind the page (:func:`pages.ui.cached.in_background`, one
+sanitization of 80% of the table plus 1,000 attacks each side, about a
+second on Adult) so a slider move never waits for it; a fragment polls it
+and draws it when it is there.  AppTest runs no fragment timers, so with
+``WORKBENCH_VERDICT_SEARCH=inline`` (the page tests) it is computed in the
+run instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import streamlit as st
+
+from core import api
+from pages.ui import cached
+from pages.ui.fmt import md
+
+
+def block(args: tuple, verdict=None) -> dict[str, Any]:
+    """The manifest's risk block of ``args`` (``(data, key, mechanism, params, seed)``), computed if need be."""
+    return api.beside_verdict(cached.risk(*args), verdict)
+
+
+def short(b: Mapping[str, Any] | None) -> str:
+    """``0.165 [0.128-0.203]``: a table cell (``…`` while measuring, ``not measured`` with no figure)."""
+    if b is None:
+        return "…"
+    if not b.get("measured"):
+        return "not measured"
+    low, high = b["interval"]
+    return f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]"
+
+
+def ready(args: tuple) -> dict[str, Any] | None:
+    """The risk block when it is cached (started behind the page otherwise, or computed inline in page tests)."""
+    if cached.risk.is_cached(*args) or not cached.search_behind_page():
+        return cached.risk(*args)
+    cached.in_background(cached.risk, *args)
+    return None
+
+
+def draw(b: Mapping[str, Any], verdict=None) -> None:
+    """The risk block as the page shows it: the sentence, and the verdict beside it when they disagree."""
+    b = api.beside_verdict(b, verdict)
+    if not b.get("measured"):
+        st.warning(f"**Measured risk:** not measured. {md(b.get('why', ''))}")
+        return
+    low, high = b["interval"]
+    st.metric("Added risk (95% interval)", f"{b['risk']:.3f}", help="What the release teaches an attacker about the "
+              "people in it beyond what it teaches about people not in it, as a share of the most it could "
+              f"(0: nothing; 1: everything). 95% interval {low:.3f} to {high:.3f}, from {b['attacks']:,} attacks "
+              "on each side (docs/risk.md).")
+    st.markdown(md(b["sentence"]))
+    beside = b.get("beside_verdict")
+    if beside:
+        agrees = "agrees" in beside
+        (st.caption if agrees else st.warning)(md(beside))
+
+
+def section(args: tuple, verdict=None) -> None:
+    """'Its measured risk': drawn at once when cached, else polled from behind the page."""
+    st.subheader("Its measured risk")
+    now = ready(args)
+    if now is not None:
+        draw(now, verdict)
+        return
+
+    @st.fragment(run_every=0.5)
+    def _poll() -> None:
+        if cached.risk.is_cached(*args):
+            draw(cached.risk(*args), verdict)
+        else:
+            st.caption("Measuring the risk: attacking a release of 80% of the table and 20% held out…")
+
+    _poll()
