@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import figures, guarantee, samples
+from core import api, figures, guarantee, samples
 from core import session as session_file
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
@@ -18,6 +18,7 @@ from pages import ui
 from pages.ui import cached, preview, state
 from pages.ui import columns as uicols
 from pages.ui import data as uidata
+from pages.ui import risk as uirisk
 from pages.ui.fmt import md
 from pages.ui.params import summary
 from pages.ui.state import exact_values
@@ -248,12 +249,17 @@ if not checked:
         ss["wb_verdicts_for"] = data.key
         st.rerun()
 rows = []
+risk_of: dict[str, tuple] = {}  # mechanism title -> (cached.risk arguments, verdict) for the risk column
 for name, mech in MECHANISMS.items():
     raw = state.mech_params(name)
     try:
         values = mech.resolve(raw)
         if checked:
-            cells = cached.verdict(data, data.key, name, cached.items(values), int(ss[state.SEED])).cells()
+            args = (data, data.key, name, cached.items(values), int(ss[state.SEED]))
+            verdict = cached.verdict(*args)
+            cells = verdict.cells()
+            if verdict.runs:
+                risk_of[mech.title] = (args, verdict)
         else:
             ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
             cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
@@ -265,7 +271,43 @@ for name, mech in MECHANISMS.items():
         cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
         cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = str(exc)
     rows.append({"mechanism": mech.title, "parameters": summary(mech.params, values), **cells})
-st.table(pd.DataFrame(rows).set_index("mechanism"))
+RISK_COLUMN = "measured risk (added, 95% interval)"
+
+
+def _risk_cells() -> tuple[dict[str, str], int]:
+    """Each runnable mechanism's measured risk cell (the manifest's figure), and how many are still measuring."""
+    cells, waiting = {}, 0
+    for title, (args, verdict) in risk_of.items():
+        block = uirisk.ready(args)
+        waiting += block is None
+        if block is None:
+            cells[title] = "measuring…"
+        else:
+            block = api.beside_verdict(block, verdict)
+            cells[title] = uirisk.short(block) + (f" — {block['beside_verdict']}"
+                                                  if "agrees" not in block.get("beside_verdict", "agrees") else "")
+    return cells, waiting
+
+
+def _verdict_table() -> None:
+    cells, waiting = _risk_cells()
+    frame = pd.DataFrame([{**r, RISK_COLUMN: cells.get(r["mechanism"], "–" if checked else "not checked yet")}
+                          for r in rows]).set_index("mechanism")
+    st.table(frame)
+    st.caption("Measured risk: what an attacker who knows a person's QIs learns of their sensitive value from "
+               "the release beyond what it teaches about people held out of it (0 nothing, 1 everything), "
+               "the same scale for every mechanism (docs/risk.md); where it disagrees with the verdict the cell "
+               "says so." + (f" Measuring {waiting} of {len(risk_of)}…" if waiting else ""))
+    if not waiting and ss.get("wb_home_risk_polling"):
+        ss["wb_home_risk_polling"] = False
+        st.rerun()  # every figure is in: one full run draws the table without polling
+
+
+if any(uirisk.pending(args) for args, _ in risk_of.values()):
+    ss["wb_home_risk_polling"] = True
+    st.fragment(run_every=0.7)(_verdict_table)()
+else:
+    _verdict_table()
 
 st.header("5. Save this session")
 session_now = state.session_now(table)

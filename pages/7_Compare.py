@@ -17,6 +17,7 @@ from core.session import SessionError, make_decision
 from pages import ui
 from pages.ui import cached, state
 from pages.ui import data as uidata
+from pages.ui import risk as uirisk
 from pages.ui.fmt import md, number
 from pages.ui.params import summary
 
@@ -84,7 +85,7 @@ with st.spinner(f"Sanitizing and answering {len(workload):,} queries for {len(pi
         s = pin.setting
         mech = MECHANISMS[s.mechanism]
         out = {"pin": pin, "mech": mech, "release": None, "eval": None, "verdict": "", "problem": None,
-               "outcome": None}
+               "outcome": None, "risk": None, "people": None}
         try:
             values = mech.resolve(dict(s.params))
             v = cached.verdict(data, data.key, s.mechanism, cached.items(values), int(s.seed))
@@ -97,6 +98,9 @@ with st.spinner(f"Sanitizing and answering {len(workload):,} queries for {len(pi
                 out["release"] = rel
                 out["eval"] = cached.evaluation(data, data.key, s.mechanism, cached.items(values), int(s.seed),
                                                 "seed000", wl_items)
+                args = (data, data.key, s.mechanism, cached.items(values), int(s.seed))
+                out["risk"] = uirisk.block(args, v)  # the manifest's risk block, beside the verdict
+                out["people"] = cached.people(*args)
         except WorkbenchError as exc:
             out["verdict"] = f"cannot run: {exc}"
             out["problem"] = str(exc)
@@ -134,6 +138,16 @@ for name, r in results.items():
     _put("verdict", name, r["verdict"])
     if rel is None:
         continue
+    risk = r["risk"]
+    _put("measured risk (added, 95% interval)", name, uirisk.short(risk))
+    if risk and risk.get("measured"):
+        _put("measured risk · in words", name, risk["sentence"])
+        if risk.get("beside_verdict"):
+            _put("verdict and risk", name, risk["beside_verdict"])
+    else:
+        _put("measured risk · in words", name, (risk or {}).get("why", "–"))
+    if r["people"]:
+        _put("a count in people (95% of the time)", name, r["people"]["sentence"])
     _put("records published (rows)", name, f"{rel.rows_out:,} of {data.n:,}")
     _put("published tables", name, f"{len(rel.tables)}")
     for band, b in zip(bands, ev.bands()):
@@ -152,7 +166,10 @@ st.caption("Verdict: whether the release meets the guarantee its mechanism decla
            f"{len(workload):,} count queries (at most {WORKLOAD['max_attrs']} QI attributes each, workload seed "
            f"{WORKLOAD['seed']}), the same for every pin. Privacy figures are measured on each release; a "
            "dash means that release does not report the figure. '–' in every row below the verdict: the "
-           "setting cannot run on this table.")
+           "setting cannot run on this table. Measured risk: the added risk of an attacker who knows each "
+           "person's QIs and guesses their sensitive value, over people held out of a measurement release, as a "
+           "share of the most it could be, with its 95% interval (the same figure for every mechanism: "
+           "docs/risk.md). A count in people: how far a published count lies from the true one 95% of the time.")
 for name, r in results.items():
     if r["problem"]:
         st.warning(f"'{md(name)}' cannot run on this table: {md(r['problem'])}")

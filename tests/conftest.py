@@ -11,6 +11,8 @@ import pytest
 
 #: AppTest runs no fragment timers: Sanitize must draw the nearest-setting fix before its run ends
 os.environ.setdefault("WORKBENCH_VERDICT_SEARCH", "inline")
+# the measured risk on the pages (pages/ui/risk.py): off in page tests but those that turn it on (inline) to check it
+os.environ.setdefault("WORKBENCH_RISK", "off")
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 #: AppTest's default of 3 s is too short for a first load of Adult plus a release

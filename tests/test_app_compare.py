@@ -119,6 +119,7 @@ def test_pinning_says_what_a_reload_keeps():
     assert "the decision record and the history are kept by saving the session on Home" in said[0]
 
 
+@pytest.mark.slow
 def test_a_reload_keeps_the_pins_through_the_address_bar():
     """A reload is a new session on the same URL: the pins come back from ``pins=``; the decision does not."""
     at = app(SANITIZE, query={"mech": "splu", "gamma": "5", "seed": "3"})
@@ -204,3 +205,19 @@ def test_report_reuses_the_map_the_trade_offs_page_measured(monkeypatch):
     assert "Decision" in report and "risk" in report.lower()
     assert calls == []  # every point of the map came from the cache the Trade-offs page filled
     assert any(b.label == "Download the report (HTML)" for b in at.get("download_button"))
+
+
+@pytest.mark.slow
+def test_every_pin_carries_its_measured_risk_and_counts_in_people(monkeypatch):
+    """Issue 22: each pin shows the added risk with its interval, in words, and a count's interval in people."""
+    monkeypatch.setenv("WORKBENCH_RISK", "inline")
+    pins = ('[{"name":"UP half","mechanism":"uniform","params":{"p":"0.5"},"seed":1},'
+            '{"name":"UP keeps little","mechanism":"uniform","params":{"p":"0.05"},"seed":1}]')
+    at = app("pages/7_Compare.py", query={"mech": "uniform", "seed": "1", "pins": pins})
+    no_exception(at)
+    table = at.table[0].value
+    risk = table.loc["measured risk (added, 95% interval)"]
+    high, low = (float(risk[n].split()[0]) for n in ("UP half", "UP keeps little"))
+    assert high > low  # keeping half of the values teaches more than keeping one in twenty
+    assert table.loc["measured risk · in words"]["UP half"].startswith("An attacker who knows a person's")
+    assert "is published as 10 +/- " in table.loc["a count in people (95% of the time)"]["UP half"]

@@ -503,6 +503,15 @@ def risk(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int
     return _api.assess_risk(_data, Setting(mechanism, dict(params), int(seed)))
 
 
+@memo("intervals")
+def people(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int) -> dict:
+    """``core.intervals.count_intervals`` as JSON: a count's 95% interval in people, at 10 and 1,000 and per band."""
+    from core.intervals import count_intervals
+
+    rel = release(_data, data_key, mechanism, params, seed)
+    return count_intervals(_data, mechanism, dict(params), int(seed), release=rel).to_json()
+
+
 @memo("workloads")
 def workload(_data: Dataset, data_key: str, kind: str, settings: tuple):
     """``core.evaluate.make_workload`` (true answers included)."""

@@ -6,12 +6,16 @@ and the sentence that sets the verdict and the risk side by side.  It is
 computed behind the page (:func:`pages.ui.cached.in_background`, one
 sanitization of 80% of the table plus 1,000 attacks each side, about a
 second on Adult) so a slider move never waits for it; a fragment polls it
-and draws it when it is there.  AppTest runs no fragment timers, so with
-``WORKBENCH_VERDICT_SEARCH=inline`` (the page tests) it is computed in the
-run instead.
+and draws it when it is there.  AppTest runs no fragment timers, so :func:`mode` lets the page tests
+choose: ``WORKBENCH_RISK=inline`` computes it in the run, ``off`` (the
+suite's default, set in ``tests/conftest.py``: eleven measurements on every
+Home run would cost each page test seconds of CPU) leaves the figure out
+and says so on the page.
 """
 
 from __future__ import annotations
+
+import os
 
 from typing import Any, Mapping
 
@@ -24,7 +28,7 @@ from pages.ui.fmt import md
 
 def block(args: tuple, verdict=None) -> dict[str, Any]:
     """The manifest's risk block of ``args`` (``(data, key, mechanism, params, seed)``), computed if need be."""
-    return api.beside_verdict(cached.risk(*args), verdict)
+    return api.beside_verdict(OFF if mode() == "off" else cached.risk(*args), verdict)
 
 
 def short(b: Mapping[str, Any] | None) -> str:
@@ -37,12 +41,30 @@ def short(b: Mapping[str, Any] | None) -> str:
     return f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]"
 
 
+#: the block drawn when the measurement is turned off (``WORKBENCH_RISK=off``): said, never a silent gap
+OFF = {"measured": False, "why": "The risk measurement is turned off on this server (WORKBENCH_RISK=off)."}
+
+
+def mode() -> str:
+    """``background`` (the default: behind the page), ``inline`` (in the run) or ``off``."""
+    value = os.environ.get("WORKBENCH_RISK", "background").strip().lower()
+    return value if value in ("inline", "off") else "background"
+
+
 def ready(args: tuple) -> dict[str, Any] | None:
-    """The risk block when it is cached (started behind the page otherwise, or computed inline in page tests)."""
-    if cached.risk.is_cached(*args) or not cached.search_behind_page():
+    """The risk block when it is cached (started behind the page otherwise; see :func:`mode`)."""
+    how = mode()
+    if how == "off":
+        return OFF
+    if how == "inline" or cached.risk.is_cached(*args):
         return cached.risk(*args)
     cached.in_background(cached.risk, *args)
     return None
+
+
+def pending(args: tuple) -> bool:
+    """Whether :func:`ready` would start the measurement behind the page (so a fragment should poll)."""
+    return mode() == "background" and not cached.risk.is_cached(*args)
 
 
 def draw(b: Mapping[str, Any], verdict=None) -> None:
