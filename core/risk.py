@@ -820,3 +820,66 @@ def _sa_codes(t, sa: str, data: Dataset) -> np.ndarray:
     index = {_key(v): i for i, v in enumerate(data.sa_labels)}
     to_table = np.array([index.get(_key(v), -1) for v in lab], np.int64)
     return to_table[col]
+
+
+# ------------------------------------------------------------------ the manifest's risk block
+#: the risk is measured on tables of at most this many records (issue 22: within 5 s at 1M rows); a larger
+#: table's manifest says it was not measured and why, on every engine alike (same manifest bytes)
+RISK_ROWS = 1_000_000
+
+
+def risk_block(data: Dataset, setting, verdict=None) -> dict[str, Any]:
+    """The manifest's risk block: the release's measured risk in plain words, beside its verdict.
+
+    :func:`core.risk.assess` attacks a measurement release of a seeded 80%
+    of the table and scores each attacker against the held-out 20%; the
+    block holds its figures (risk, 95% interval, split, attacks,
+    measurement seed), ``sentence`` (the plain-language figure) and
+    ``beside_verdict`` (one sentence setting the verdict and the risk side
+    by side, :func:`core.risk.reconcile`).  A table of more than
+    :data:`RISK_ROWS` records, or one the measurement cannot run on, gets
+    ``{"measured": false, "why": ...}``: said, never silently missing.
+    Same table, setting and seed, same block (no timings).
+    """
+    return beside_verdict(assessed_block(data, setting), verdict)
+
+
+def assessed_block(data: Dataset, setting) -> dict[str, Any]:
+    """The risk block of :func:`risk_block` without the sentence beside the verdict (the pages cache this)."""
+    if data.n > RISK_ROWS:
+        return unmeasured(data.n)
+    try:
+        assessment = assess(data, setting.mechanism, dict(setting.params), int(setting.seed))
+    except WorkbenchError as exc:
+        return {"measured": False, "why": str(exc)}
+    return {"measured": True, **assessment.to_json(), "sentence": assessment.sentence(list(data.qi), data.sa)}
+
+
+def beside_verdict(block: Mapping[str, Any], verdict) -> dict[str, Any]:
+    """``block`` with ``beside_verdict``: the verdict (a :class:`core.guarantee.Verdict`) and the measured risk
+    reconciled in one sentence (:func:`reconcile`), a qualified meet never reconciled as a plain one."""
+    from .guarantee import PLAIN, STANDING_LABELS
+
+    block = dict(block)
+    if verdict is not None and block.get("measured"):
+        try:
+            text = reconcile(verdict.outcome, (block["risk"], *block["interval"]))
+        except ValueError:  # an outcome reconcile does not name: the verdict's line stands alone
+            return block
+        standing = getattr(verdict, "standing", PLAIN)
+        if text.startswith("Meets its own guarantee") and standing != PLAIN:
+            # a qualified, vacuous or little-publishing meet is never reconciled as a plain one
+            text = STANDING_LABELS[standing].replace("its guarantee", "its own guarantee", 1).capitalize() + \
+                text[len("Meets its own guarantee"):]
+        block["beside_verdict"] = text
+    return block
+
+
+#: the risk block of a release whose request turned the measurement off (said in the manifest, not left out)
+NOT_ASKED = {"measured": False, "why": "The risk measurement was turned off for this release."}
+
+
+def unmeasured(rows: int) -> dict[str, Any]:
+    return {"measured": False,
+            "why": f"The table has {rows:,} records; the risk is measured on tables of at most {RISK_ROWS:,} "
+                   "(a seeded sample of this table, loaded as its own table, can be measured)."}

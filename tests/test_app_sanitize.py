@@ -332,3 +332,15 @@ def test_a_search_that_ends_between_the_pages_two_looks_sets_the_verdict(monkeyp
     warnings = [plain(w.value) for w in at.warning]  # SPLU's defaults fail T_p: the verdict with its fix
     assert len(warnings) == 1 and "Runs but does not meet its guarantee" in warnings[0]
     assert any(b.key == "w_verdict_fix" for b in at.button)
+
+
+@pytest.mark.slow
+def test_the_release_shows_its_measured_risk_beside_the_verdict(monkeypatch):
+    """Issue 22: the added risk with its interval, the plain sentence, and where verdict and risk disagree a warning
+    (RP at its default p = 0.46 meets its guarantee only vacuously, with a high measured risk)."""
+    monkeypatch.setenv("WORKBENCH_RISK", "inline")
+    at = app(PAGE, query={"mech": "reconstruction", "seed": "1"})
+    no_exception(at)
+    assert [m.value for m in at.metric if m.label == "Added risk (95% interval)"]
+    assert any("An attacker who knows a person's" in md.value for md in at.markdown)
+    assert any("but its measured risk" in w.value for w in at.warning)
