@@ -194,7 +194,10 @@ def _compact(value: Any, limit: int | None = None) -> str:
 
 
 def _kv(mapping: Mapping[str, Any]) -> str:
-    rows = [{"item": k, "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
+    """Items as words (``violating_groups_before`` -> ``violating groups before``; issue 23 §4) and their values."""
+    from .guarantee import _name
+
+    rows = [{"item": _name(str(k)), "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
             for k, v in mapping.items()]
     return _table(pd.DataFrame(rows)) if rows else "<p>none</p>"
 
@@ -458,6 +461,14 @@ def _verdict_word(p: Point) -> str:
     return "fails" if p.verdict == "fails" else "cannot run"
 
 
+def _shown(text: Any) -> str:
+    """A parameter value as the pages show it (``39/59`` -> ``0.661``, :func:`core.params.display_value`)."""
+    from .params import display_value, parse_number
+
+    number = parse_number(str(text)) if isinstance(text, str) else text
+    return display_value(number) if isinstance(number, (int, float)) else str(text)
+
+
 def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]] = (),
                   now: Mapping[str, str] | None = None) -> str:
     """The decision record as HTML: what was chosen over what, why, by whom, when; every user text escaped.
@@ -478,7 +489,8 @@ def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]]
     for name in names:
         p = by_name.get(name, {})
         title = mechanisms.MECHANISMS[p["mechanism"]].title if p.get("mechanism") in mechanisms.MECHANISMS else "–"
-        params = ", ".join(f"{k}={v}" for k, v in (p.get("params") or {}).items() if v is not None) or "defaults"
+        params = ", ".join(f"{k} = {_shown(v)}" for k, v in (p.get("params") or {}).items() if v is not None) \
+            or "defaults"
         row = {"pin": name, "role": "chosen" if name == chosen else "alternative", "mechanism": title,
                "parameters": params if p else "–", "seed": p.get("seed", "–"),
                "verdict as recorded": verdicts.get(name, "–")}
