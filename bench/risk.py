@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python bench/risk.py                     # the speed table (Adult, census 1M, the Adult map)
     .venv/bin/python bench/risk.py --skip-1m           # without the 1M-row table
     .venv/bin/python bench/risk.py --anonymeter        # reference figures from anonymeter itself
+    .venv/bin/python bench/risk.py --table             # the releases table: verdict, risk, anonymeter, counts
 
 **Speed** (targets from the issue): :func:`core.risk.assess` of one release
 on Adult within 1 s and on a 1M-row table (``census:1000000``) within 5 s;
@@ -150,6 +151,42 @@ def anonymeter_reference(anon_python: str | None, out: Path, attacks: int) -> di
     return result
 
 
+def releases_table(attacks: int) -> None:
+    """Every reference release (and Laplace, Ambiguity): verdict, our risk, anonymeter's, count intervals."""
+    from core import intervals, risk
+    from core.table import load_dataset
+    from core.workload import seed000
+
+    data = load_dataset("adult")
+    ref = json.loads(REFERENCE_FILE.read_text())["releases"] if REFERENCE_FILE.exists() else {}
+    w = seed000(data, 2000, seed=SEED)
+    print("| mechanism | setting | verdict | our risk [95%] (signed by) | our record reader [95%] | "
+          "anonymeter [95%] | count 10 | count 1,000 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mech, params in REFERENCE + (("laplace", {}), ("laplace", {"epsilon": 0.1}), ("ambiguity", {})):
+        key = key_of(mech, params)
+        a = risk.assess(data, mech, params, SEED, attacks=attacks)
+        s = a.signed
+        rec = a.attacker("records")
+        ci = intervals.count_intervals(data, mech, params, SEED, workload=w)
+        verdict = a_verdict(data, mech, params)
+        theirs = ref.get(key, {}).get("anonymeter")
+        fmt = lambda v, lo, hi: f"{v:.3f} [{lo:.3f}, {hi:.3f}]"  # noqa: E731
+        h10, h1000 = ci.half_width(10), ci.half_width(1000)
+        print(f"| {mech} | {risk.setting_text(params)} | {verdict} | {fmt(s.risk, s.low, s.high)} ({s.attacker}) | "
+              f"{fmt(rec.risk, rec.low, rec.high) if rec else 'n/a (no rows per person)'} | "
+              f"{fmt(theirs['risk'], *theirs['interval']) if theirs else 'n/a'} | "
+              f"{'n/a' if h10 is None else '+/- ' + intervals.people(h10)} | "
+              f"{'n/a' if h1000 is None else '+/- ' + intervals.people(h1000)} |")
+
+
+def a_verdict(data, mech: str, params: dict) -> str:
+    from core import mechanisms
+
+    v = mechanisms.sanitize(data, mech, params, SEED).verdict
+    return v.outcome + (" (qualified)" if v.outcome == "meets" and not v.plain else "")
+
+
 def _median_time(fn, repeat: int) -> float:
     fn()  # warm-up: imports, the table's QI index
     times = []
@@ -198,7 +235,11 @@ def main(argv=None) -> int:
     ap.add_argument("--refresh-ours", action="store_true",
                     help="with --anonymeter: recompute our figures only, keeping anonymeter's from the file")
     ap.add_argument("--attacks", type=int, default=1000)
+    ap.add_argument("--table", action="store_true", help="print the releases table (markdown)")
     args = ap.parse_args(argv)
+    if args.table:
+        releases_table(args.attacks)
+        return 0
     if args.anonymeter:
         result = anonymeter_reference(None if args.refresh_ours else args.anon_python, REFERENCE_FILE, args.attacks)
         print(f"{'release':45s} {'verdict':8s} {'ours':>22s} {'anonymeter':>22s}")
