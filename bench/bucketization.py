@@ -61,7 +61,7 @@ def widened(data, gamma: int, seed: int = 0):
 
 
 def run(dataset: str, gammas: list[int], repeat: int, queries: int, workload_gammas=(1,)) -> list[dict]:
-    from core import bucketing as bk
+    from core.mechanisms import bucketization_algorithm as bk
     from core import mechanisms
     from core.mechanisms import bucketization as mod
     from core.table import load_dataset

@@ -19,10 +19,6 @@ from .guarantee import EXIT_NOT_MET
 from .params import format_value
 
 
-class _GuaranteeNotMet(Exception):
-    """``sanitize --require-guarantee``: the release does not meet its guarantee (exit status 3, one line)."""
-
-
 class _UsageError(Exception):
     pass
 
@@ -407,16 +403,6 @@ def _engine(args) -> str:
     return engine
 
 
-def _dask_options(args) -> dict[str, Any]:
-    from .engine import dask as dk
-    from .errors import DataError
-
-    rows = args.partition_rows if args.partition_rows is not None else dk.PARTITION_ROWS
-    if rows < 1:
-        raise DataError(f"--partition-rows must be a positive number of rows. Got {rows}.")
-    return {"scheduler": args.scheduler, "partition_rows": rows, "options": _read_options(args), "bands": _bands(args)}
-
-
 def _bands(args):
     from .data.banding import parse_many
 
@@ -474,30 +460,6 @@ def _read_options(args):
     return ReadOptions(**given)
 
 
-def _dataset(args):
-    from .table import load_dataset
-
-    return load_dataset(args.data, args.sensitive, args.qi, bands=_bands(args), options=_read_options(args))
-
-
-def _identifier_notes(data) -> list[str]:
-    """A warning per chosen QI that looks like an identifier (unique per row)."""
-    from .data.columns import identifiers
-
-    if data.table is None:
-        return []
-    if data.table.frame is None:  # a table read column by column: judge on the first rows, decoded from codes
-        import pandas as pd
-
-        k = min(data.n, 100_000)
-        frame = pd.DataFrame({c: data.qi_labels[j][data.qi_codes[j][:k]] for j, c in enumerate(data.qi)})
-    else:
-        frame = data.table.frame[list(data.qi)]
-    found = identifiers(frame)
-    return [f"warning: QI '{c}' looks like an identifier ({why}); it must not be published: drop it from --qi"
-            for c, why in found.items()]
-
-
 def cmd_inspect(args) -> dict[str, Any]:
     from .data.read import describe
     from .table import load
@@ -547,8 +509,21 @@ def _params(args) -> dict[str, str]:
     return parse_assignments(args.param)
 
 
+def _request(args, **extra):
+    """The front door's :class:`core.api.Request` of DATA, the read flags, the columns, bands and one setting."""
+    from .api import Request
+    from .session import Setting
+
+    mechanism = getattr(args, "mechanism", None) or ""
+    setting = Setting(mechanism, _params(args) if mechanism else {}, getattr(args, "seed", None))
+    return Request(setting, data=args.data, options=_read_options(args), sensitive=args.sensitive,
+                   qi=None if args.qi is None else tuple(args.qi), bands=_bands(args),
+                   engine=getattr(args, "engine", None) or "local", scheduler=getattr(args, "scheduler", None),
+                   partition_rows=getattr(args, "partition_rows", None), **extra)
+
+
 def cmd_sanitize(args) -> dict[str, Any]:
-    from . import mechanisms, release as rel
+    from . import api, mechanisms
 
     engine = _engine(args)
     if args.session:
@@ -568,211 +543,65 @@ def cmd_sanitize(args) -> dict[str, Any]:
                                         ("--mechanism", args.mechanism)) if value is None]
     if missing:
         raise _UsageError(f"python -m core sanitize: give {', '.join(missing)} (or --session FILE) (see --help)")
-    mech = mechanisms.get(args.mechanism)
-    raw = _params(args)
-    mech.resolve(raw)  # parameter errors before the (slower) load
-    _bands(args)  # --band syntax errors too
-    if engine == "dask":
-        return _sanitize_dask(args, mech, raw)
-    data = _dataset(args)
-    release = mechanisms.sanitize(data, mech.name, raw, args.seed)
-    verdict = _require(args, data, release)
-    written = rel.write(release, args.out, args.manifest)
-    return _sanitize_output(args, release, written, data=data, verdict=verdict)
+    mechanisms.get(args.mechanism).resolve(_params(args))  # parameter errors before --band's and the load
+    outcome = api.sanitize(_request(args, require_guarantee=args.require_guarantee), out=args.out,
+                           manifest=args.manifest)
+    return _sanitize_output(args, outcome)
 
 
 def _sanitize_session(args) -> dict[str, Any]:
-    """``sanitize --session F``: the session's table, columns and current setting; flags override and say so.
+    """``sanitize --session F``: the session's table, columns and current setting; flags override and say so."""
+    from . import api
 
-    The session is read and checked whole before anything is loaded.  Its
-    table is the embedded one (a zip), the bundled sample it names, or the
-    file given as DATA, which must have the session's content hash (an
-    uploaded table's path is not in the session).  Each flag given beside
-    the session replaces the session's value and adds a note saying so
-    (``--param`` replaces that parameter only).  The manifest carries the
-    session's decision record when the setting written is the chosen pin's.
-    """
-    from . import mechanisms, release as rel
-    from . import session as sess
-    from .table import bind
-
-    session, frame, path = _read_session(args)
-    notes: list[str] = []
-    from . import rng
-    from .errors import DataError
-
-    if args.randomness is not None and args.randomness != rng.VERSION:
-        raise DataError(rng.mismatch(args.randomness, "The release asked for with --randomness",
-                                     "run it with the workbench version that wrote it"))
-    problem = rng.mismatch(session.randomness, f"The session '{path.name}'",
-                           f"give --randomness {rng.VERSION} to write this version's release of its setting anyway",
-                           verb="was saved with")
-    if problem and args.randomness is None:
-        raise DataError(problem)
-    if problem:
-        notes.append(f"--randomness {rng.VERSION} writes this version's release of a session saved with randomness "
-                     f"version {session.randomness}: not the release seen when the session was saved")
-    current = session.current
-    name = current.mechanism
-    if args.mechanism is not None and args.mechanism != name:
-        mechanisms.get(args.mechanism)
-        notes.append(f"--mechanism {args.mechanism} overrides the session's mechanism {name}")
-        name = args.mechanism
-        raw: dict[str, Any] = dict(session.params.get(name, {}))
-    else:
-        raw = dict(current.params)
-    mech = mechanisms.get(name)
-    given = _params(args)
-    for key, value in given.items():
-        if key in raw and raw[key] is not None:
-            notes.append(f"--param {key}={value} overrides the session's {key}={format_value(raw[key])}")
-        raw[key] = value
-    mech.resolve(raw)  # parameter errors before the (slower) load
-    seed = current.seed
-    if args.seed is not None and args.seed != seed:
-        notes.append(f"--seed {args.seed} overrides the session's seed {seed}")
-        seed = args.seed
-    table = _session_table(args, session, frame)
-    sa = session.sensitive
-    if args.sensitive is not None and args.sensitive != sa:
-        notes.append(f"--sensitive {args.sensitive} overrides the session's sensitive attribute {sa}")
-        sa = args.sensitive
-    qi = list(session.qi)
-    if args.qi is not None and args.qi != qi:
-        notes.append(f"--qi {' '.join(args.qi)} overrides the session's QI columns {' '.join(qi)}")
-        qi = args.qi
-    bands = {col: spec for col, spec in (getattr(session, "bands", None) or {}).items() if col in qi}
-    given = _bands(args)
-    for col, band in given.items():
-        if col in bands:
-            notes.append(f"--band {band.text()} overrides the session's banding of {col}")
-    data = bind(table, sa, qi, {**bands, **given})
-    release = mechanisms.sanitize(data, mech.name, raw, seed)
-    verdict = _require(args, data, release)
-    decision = None
-    chosen = session.pin(session.decision.chosen) if session.decision is not None else None
-    if chosen is not None and chosen.setting.key() == sess.Setting(mech.name, raw, seed).key():
-        decision = session.decision.to_json(session.pins)
-    written = rel.write(release, args.out, args.manifest, decision=decision)
-    for note in notes:
+    given = api.Overrides(data=args.data, options=_read_options(args), mechanism=args.mechanism,
+                          params=_params(args), seed=args.seed, sensitive=args.sensitive, qi=args.qi,
+                          bands=_bands(args), randomness=args.randomness)
+    asked = api.session_request(args.session, given, require_guarantee=args.require_guarantee)
+    outcome = api.sanitize(asked.request, out=args.out, manifest=args.manifest)
+    for note in asked.notes:
         print(f"note: {note}", file=sys.stderr)
-    out = _sanitize_output(args, release, written, decision, data=data, verdict=verdict)
-    out["session"] = {"file": str(path), "overrides": notes}
+    out = _sanitize_output(args, outcome)
+    out["session"] = {"file": str(asked.path), "overrides": list(asked.notes)}
     return out
 
 
-def _read_session(args):
-    """The session file of ``--session``, read and checked whole (:func:`core.session.read`), and its path."""
-    from pathlib import Path
+def _sanitize_output(args, outcome) -> dict[str, Any]:
+    from .api import identifier_warnings
 
-    from . import session as sess
-    from .errors import DataError
-
-    path = Path(args.session)
-    if not path.is_file():
-        raise DataError(f"There is no session file at '{args.session}'; give the file saved from the Home page.")
-    session, frame = sess.read(path.read_bytes(), path.name)
-    return session, frame, path
-
-
-def _session_table(args, session, frame):
-    """The session's table: the file given as DATA, the one embedded in a zip, or the bundled sample it names.
-
-    Whichever it is must have the session's content hash and columns
-    (:func:`core.session.check_table`): another table is refused, never
-    swapped in.
-    """
-    from . import session as sess
-    from .errors import DataError
-    from .table import load_table
-
-    if args.data is not None:
-        # read whole, as the app read it: a session names its table by the frame's content hash, which the
-        # column-by-column path (hashing the file's bytes) does not compute
-        from .table import load
-
-        table = load(args.data, options=_read_options(args), columnar=False)[0]
-        sess.check_table(session, table.content_hash, table.columns, f"'{args.data}'")
-    elif frame is not None:
-        table = sess.embedded_table(session, frame)
-    elif session.table.kind == "sample":
-        table = load_table(session.table.name)
-        sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
-    else:
-        raise DataError(f"The session's table is {session.table.describe()}, which is not inside the session file; "
-                        "give that file's path as DATA.")
-    return table
-
-
-def _sanitize_dask(args, mech, raw) -> dict[str, Any]:
-    """``sanitize --engine dask``: the release folder written on a Dask cluster (core.engine.dask)."""
-    from .data.load import is_source
-    from .engine import dask as dk
-    from .errors import DataError
-
-    if not is_source(args.data) and not __import__("os").path.exists(args.data):
-        raise DataError(f"There is no file or folder at '{clip(args.data)}'; --engine dask reads a Parquet dataset "
-                        "(a folder of .parquet files, a glob or one file).")
-    qi = args.qi
-    if not qi:
-        raise DataError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the whole "
-                        "table to propose them).")
-
-    def require(release):
-        if args.require_guarantee and release.verdict is not None and not release.verdict.plain:
-            raise _GuaranteeNotMet(" ".join(release.verdict.line().split()))
-
-    outcome = dk.sanitize(args.data, args.sensitive, qi, mech.name, raw, args.seed, args.out,
-                          manifest=args.manifest, require=require, **_dask_options(args))
-    out = _sanitize_output(args, outcome.release, outcome.written, verdict=outcome.release.verdict)
-    out["run"] = outcome.run
-    if "_text" in out:
-        out["_text"] += (f"\nengine: dask, {outcome.run['partitions']:,} partitions on {outcome.run['workers']} "
-                         f"workers ({outcome.run['scheduler']}), {outcome.run['seconds']:.1f} s")
-    return out
-
-
-def _require(args, data, release):
-    """The release's verdict (with the nearest setting that meets it); with --require-guarantee, refuse unless plain."""
-    from . import mechanisms
-
-    verdict = mechanisms.judge(data, release)
-    if getattr(args, "require_guarantee", False) and not verdict.plain:
-        raise _GuaranteeNotMet(" ".join(verdict.line().split()))
-    return verdict
-
-
-def _sanitize_output(args, release, written, decision: dict | None = None, data=None,
-                     verdict=None) -> dict[str, Any]:
-    out = {"written": [str(p) for p in written], "manifest": release.manifest(decision=decision)}
+    release, verdict = outcome.release, outcome.verdict
+    out = {"written": [str(p) for p in outcome.written], "manifest": outcome.manifest()}
     if verdict is not None:
         out["verdict"] = verdict.to_dict()
+    if outcome.run is not None:
+        out["run"] = outcome.run
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
         if verdict is not None:
             lines.append(f"verdict: {' '.join(verdict.line().split())}")
-        lines += _identifier_notes(data) if data is not None else []
+        lines += identifier_warnings(outcome.data) if outcome.data is not None else []
         for note in release.notes:
             lines.append(f"note: {note}")
-        lines += [f"wrote {p}" for p in written]
+        lines += [f"wrote {p}" for p in outcome.written]
+        if outcome.run is not None:
+            run = outcome.run
+            lines.append(f"engine: dask, {run['partitions']:,} partitions on {run['workers']} workers "
+                         f"({run['scheduler']}), {run['seconds']:.1f} s")
         out["_text"] = "\n".join(lines)
     return out
 
 
 def cmd_evaluate(args) -> dict[str, Any]:
-    from . import mechanisms
-    from .evaluate import evaluate
+    from . import api, mechanisms
     from .errors import ParameterError
     from .params import parse_assignments
     from .workloads import get as get_workload
 
     mech = mechanisms.get(args.mechanism)
-    raw = _params(args)
-    mech.resolve(raw)
+    mech.resolve(_params(args))
     kind = get_workload(args.workload)
     settings: dict[str, Any] = parse_assignments(args.workload_param)
     if args.queries is not None:
-        # --queries names the workload's size setting; the declared range checks it (kind.resolve below)
+        # --queries names the workload's size setting; the declared range checks it (kind.resolve)
         if kind.size_setting in settings and settings[kind.size_setting] != str(args.queries):
             raise ParameterError(f"--queries {args.queries} and --workload-param {kind.size_setting}="
                                  f"{clip(settings[kind.size_setting])} both set the size of workload {kind.name}; "
@@ -784,51 +613,8 @@ def cmd_evaluate(args) -> dict[str, Any]:
         settings[kind.size_setting] = args.queries
     if args.max_attrs is not None:
         settings["max_attrs"] = args.max_attrs
-    seed = args.seed if args.seed is not None else mechanisms.fresh_seed()
-    if any(p.name == "seed" for p in kind.params):
-        settings.setdefault("seed", seed)
-    # two sensitive attributes (seed 000 §5.2): SPLU-Gen's sa2 and the joint workload's sa2 name the same column
-    said = []
-    if kind.name == "joint" and mech.name == "splu":
-        if raw.get("sa2") and settings.get("sa2") and raw["sa2"] != settings["sa2"]:
-            raise ParameterError(f"--param sa2={clip(raw['sa2'])} and --workload-param sa2={clip(settings['sa2'])} "
-                                 "name different second sensitive attributes; give one.")
-        if raw.get("sa2") and not settings.get("sa2"):
-            settings["sa2"] = raw["sa2"]
-        elif settings.get("sa2") and not raw.get("sa2"):
-            raw["sa2"] = settings["sa2"]
-            said.append(f"SPLU-Gen sanitized with sa2 = {clip(settings['sa2'])}, the joint workload's second "
-                        "sensitive attribute")
-    joint_too = mech.name == "splu" and bool(raw.get("sa2")) and kind.name != "joint"
-    kind.resolve(settings)  # setting errors before the (slower) load
-    if _engine(args) == "dask":
-        from .engine import dask as dk
-
-        if kind.name == "joint" or raw.get("sa2"):
-            raise ParameterError("The Dask engine evaluates queries on one sensitive attribute; joint queries on a "
-                                 "second one (sa2) run with --engine local.")
-        if not args.qi:
-            raise ParameterError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the "
-                                 "whole table to propose them).")
-        evaluation, data, run = dk.evaluate(args.data, args.sensitive, args.qi, mech.name, raw, kind, settings, seed,
-                                            **_dask_options(args))
-        result = evaluation.to_json()
-        result["run"] = run
-    else:
-        data = _dataset(args)
-        workload = kind.make(data, settings)
-        result = evaluate(data, mech.name, raw, workload, seed).to_json()
-    if joint_too:
-        # --param sa2 with another workload: the joint queries on both attributes too, at the joint
-        # workload's defaults and the same seed, from the same release
-        from .workloads import make_workload
-
-        joint = make_workload(data, "joint", sa2=raw["sa2"], seed=seed)
-        result["joint"] = evaluate(data, mech.name, raw, joint, seed).to_json()
-        said.append(f"joint queries on {data.sa} AND {clip(raw['sa2'])}: workload joint at its defaults "
-                    f"({len(joint):,} queries, same seed); --workload joint sets them")
-    if said:
-        result["notes"] = said
+    _engine(args)  # an unknown engine, or dask-only flags on the local one, refused before the load
+    result, data, said, seed = api.evaluate(_request(args), kind, settings)
     if not args.json:
         lines = [f"{mech.title} on {data.name} ({data.n:,} rows), seed {seed}"]
 
@@ -839,13 +625,12 @@ def cmd_evaluate(args) -> dict[str, Any]:
                 lines.append(f"  {b['name']:<24} {b['queries']:>6} queries   mean relative error {err}{thin}")
 
         block(result)
-        if joint_too:
-            lines.append(f"joint queries (... AND {data.sa} = a AND {raw['sa2']} = b), workload joint:")
+        if "joint" in result:
+            lines.append(f"joint queries (... AND {data.sa} = a AND {_params(args)['sa2']} = b), workload joint:")
             block(result["joint"])
         lines += [f"note: {n}" for n in said]
         result["_text"] = "\n".join(lines)
     return result
-
 
 def cmd_bound(args) -> dict[str, Any]:
     from . import bounds
@@ -878,26 +663,17 @@ def cmd_list(args) -> dict[str, Any]:
     return out
 
 
-def _explorer(args):
-    from . import mechanisms
-    from .errors import ParameterError
-    from .risk import targets
-    from .workload import seed000
+def _explore(args):
+    from .api import Explore
 
-    names = list(dict.fromkeys(args.mechanisms)) if args.mechanisms else list(mechanisms.MECHANISMS)
-    for n in names:
-        mechanisms.get(n)
-    for flag in ("queries", "records"):
-        if getattr(args, flag) < 1:
-            raise ParameterError(f"--{flag} must be a positive number. Got {getattr(args, flag)}.")
-    data = _dataset(args)
-    t = targets(data, args.records, args.seed)
+    return Explore(tuple(args.mechanisms) if args.mechanisms else None, args.queries, args.records, args.seed)
+
+
+def _records_note(args, t, data) -> None:
+    """A value typed is used or reported: the attack samples at most every record of the table."""
     if "records" in getattr(args, "_given", {}) and len(t.truth) < args.records:
-        # a value typed is used or reported: the attack samples at most every record of the table
         print(f"note: --records {args.records:,} is more than the table's {data.n:,} records; all of them are "
               "attacked", file=sys.stderr)
-    return data, names, seed000(data, queries=args.queries, seed=args.seed), t
-
 
 def _progress(args):
     if getattr(args, "json", False) or not sys.stderr.isatty():
@@ -906,11 +682,10 @@ def _progress(args):
 
 
 def cmd_tradeoff(args) -> dict[str, Any]:
-    from .risk import pareto, sweep_points
+    from . import api
 
-    data, names, workload, t = _explorer(args)
-    points, skipped = sweep_points(data, names, workload, t, args.seed, progress=_progress(args))
-    front = pareto(points)
+    data, t, points, skipped, front = api.tradeoff(_request(args), _explore(args), progress=_progress(args))
+    _records_note(args, t, data)
     out = {"table": data.name, "rows": data.n, "sensitive": data.sa, "qi": list(data.qi), "seed": args.seed,
            "records_sampled": len(t.truth), "mode_share": t.mode_share,
            "points": [p.to_json() | {"pareto": i in front} for i, p in enumerate(points)],
@@ -929,14 +704,15 @@ def cmd_tradeoff(args) -> dict[str, Any]:
 
 
 def cmd_recommend(args) -> dict[str, Any]:
-    from .recommend import Goals, recommend
+    from . import api
+    from .recommend import Goals
 
     goals = Goals(small_privacy=None if args.small_privacy < 0 else args.small_privacy,
                   large_error=None if args.large_error < 0 else args.large_error,
                   large_selectivity=args.selectivity,
                   max_lift=None if args.max_lift < 0 else args.max_lift)
-    data, names, workload, t = _explorer(args)
-    recs = recommend(data, names, goals, workload, t, args.seed, progress=_progress(args))
+    recs, data, t = api.recommend(_request(args), _explore(args), goals, progress=_progress(args))
+    _records_note(args, t, data)
     out = {"targets": goals.describe(), "recommendations": [r.to_json() for r in recs]}
     lines = ["targets: " + "; ".join(goals.describe())]
     for r in recs:
@@ -953,7 +729,6 @@ def cmd_recommend(args) -> dict[str, Any]:
     out["_text"] = "\n".join(lines)
     return out
 
-
 def _out_html(args):
     from pathlib import Path
 
@@ -968,8 +743,7 @@ def _out_html(args):
 
 
 def cmd_report(args) -> dict[str, Any]:
-    from . import mechanisms
-    from .report import build
+    from . import api, mechanisms
 
     if args.session:
         return _report_session(args)
@@ -977,40 +751,27 @@ def cmd_report(args) -> dict[str, Any]:
                                         ("--mechanism", args.mechanism)) if value is None]
     if missing:
         raise _UsageError(f"python -m core report: give {', '.join(missing)} (or --session FILE) (see --help)")
-    mech = mechanisms.get(args.mechanism)
-    raw = _params(args)
-    mech.resolve(raw)
+    mechanisms.get(args.mechanism)
+    request = _request(args)
+    request.check()
     out_path = _out_html(args)
-    data, names, _, _ = _explorer(args)
-    html_text = build(data, mech.name, raw, args.seed, [n for n in names if n != mech.name],
-                      queries=args.queries, records=args.records, progress=_progress(args))
+    html_text, data, t = api.report(request, _explore(args), progress=_progress(args))
+    _records_note(args, t, data)
     out_path.write_text(html_text, encoding="utf-8")
     return {"written": str(out_path), "bytes": len(html_text.encode("utf-8")),
             "_text": f"wrote {out_path} ({len(html_text.encode('utf-8')) / 2**20:.1f} MB, opens offline)"}
 
 
 def _report_session(args) -> dict[str, Any]:
-    """``report --session F``: the decision record's report, from the session file alone.
+    """``report --session F``: the decision record's report, from the session file alone (:func:`core.api.session_report`).
 
-    The session is read and checked whole (format, every setting, the
-    decision against its pins) before the table is loaded, and the table
-    (the DATA given, the zip's embedded one or the bundled sample) must
-    carry the session's content hash; a problem is one sentence and exit
-    status 2, and nothing is written.  The report is about the decision's
-    chosen pin (its mechanism, parameters and seed) or, without a
-    decision, the session's current setting; every pin stands side by side
-    in it.  Choices where the issue is silent: the flags that would change
-    what the decision record speaks of (``--mechanism``, ``--param``,
-    ``--seed``, ``--sensitive``, ``--qi``, ``--band``) are refused beside
-    ``--session`` rather than overriding it (a report signed for a pin
-    must show that pin); ``--mechanisms`` defaults to the pins'
-    mechanisms (the alternatives considered), not every registered one;
-    ``--queries`` and ``--records`` apply as without a session.
+    The flags that would change what the decision record speaks of
+    (``--mechanism``, ``--param``, ``--seed``, ``--sensitive``, ``--qi``,
+    ``--band``) are refused beside ``--session`` rather than overriding it
+    (a report signed for a pin must show that pin); ``--queries`` and
+    ``--records`` apply as without a session.
     """
-    from . import mechanisms
-    from .errors import ParameterError
-    from .report import build
-    from .table import bind
+    from . import api
 
     given = getattr(args, "_given", {})
     refused = [flag for flag, on in (("--mechanism", args.mechanism is not None), ("--param", bool(args.param)),
@@ -1020,50 +781,25 @@ def _report_session(args) -> dict[str, Any]:
         raise _UsageError(f"python -m core report: {', '.join(refused)} cannot be given with --session: the report "
                           "is about the session's decision (its chosen pin's mechanism, parameters, seed and the "
                           "session's columns); change them on the Compare page and save the session again.")
-    for flag in ("queries", "records"):
-        if getattr(args, flag) < 1:
-            raise ParameterError(f"--{flag} must be a positive number. Got {getattr(args, flag)}.")
-    names = list(dict.fromkeys(args.mechanisms)) if args.mechanisms else None
-    for n in names or ():
-        mechanisms.get(n)
     out_path = _out_html(args)
-    session, frame, path = _read_session(args)
-    from . import rng
-
-    differs = rng.mismatch(session.randomness, f"The session '{path.name}'",
-                           "the report shows this version's releases of its settings", verb="was saved with")
-    if differs:
-        print(f"note: {differs}", file=sys.stderr)
-    if session.decision is not None:
-        chosen = session.pin(session.decision.chosen).setting
-        decision = session.decision.to_json(session.pins)
-        about = f"the decision's chosen pin '{session.decision.chosen}'"
-    else:
-        chosen, decision = session.current, None
-        about = "the session's current setting (the session records no decision)"
-    table = _session_table(args, session, frame)
-    bands = {col: spec for col, spec in (session.bands or {}).items() if col in session.qi}
-    data = bind(table, session.sensitive, list(session.qi), bands)
-    if names is None:
-        names = list(dict.fromkeys([chosen.mechanism, *(p.setting.mechanism for p in session.pins)]))
-    html_text = build(data, chosen.mechanism, dict(chosen.params), int(chosen.seed),
-                      [n for n in names if n != chosen.mechanism], queries=args.queries, records=args.records,
-                      progress=_progress(args), decision=decision, pins=[p.to_json() for p in session.pins])
+    html_text, asked, about = api.session_report(args.session, _explore(args), args.data, _read_options(args),
+                                                 progress=_progress(args))
+    for note in asked.notes:
+        print(f"note: {note}", file=sys.stderr)
     out_path.write_text(html_text, encoding="utf-8")
     size = len(html_text.encode("utf-8"))
-    return {"written": str(out_path), "bytes": size, "session": str(path), "about": about,
-            "pins": [p.name for p in session.pins],
+    pins = asked.session.pins
+    return {"written": str(out_path), "bytes": size, "session": str(asked.path), "about": about,
+            "pins": [p.name for p in pins],
             "_text": f"wrote {out_path} ({size / 2**20:.1f} MB, opens offline): the report of {about}, "
-                     f"{len(session.pins)} pin{'s' if len(session.pins) != 1 else ''} side by side"}
-
+                     f"{len(pins)} pin{'s' if len(pins) != 1 else ''} side by side"}
 
 def cmd_experiment(args) -> dict[str, Any]:
     from pathlib import Path
 
-    from . import papers
+    from . import api, papers
     from .errors import DataError, ParameterError
     from .release import jsonable
-    from .table import load_dataset
 
     if args.list:
         if args.name:
@@ -1087,7 +823,8 @@ def cmd_experiment(args) -> dict[str, Any]:
         raise ParameterError(f"{item.number} of seed {item.seed} has no experiment to take settings "
                              f"({item.why_no_experiment}).")
     options = _read_options(args)
-    data = load_dataset(args.data, args.sensitive, args.qi, options=options) if args.data else None
+    data = api.dataset(api.Request(None, data=args.data, options=options, sensitive=args.sensitive,
+                                   qi=None if args.qi is None else tuple(args.qi))) if args.data else None
     standin = args.data or (item.standin if item.experiment else "no data (a table of settings)")
     result, verdict, rows = papers.run(item, data, raw)
     out = {"key": item.key, "seed": item.seed, "number": item.number, "caption": item.caption,
@@ -1114,6 +851,7 @@ COMMANDS = {"inspect": cmd_inspect, "experiment": cmd_experiment, "sanitize": cm
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .api import GuaranteeNotMet
     from .errors import WorkbenchError
 
     try:
@@ -1126,7 +864,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    except _GuaranteeNotMet as exc:
+    except GuaranteeNotMet as exc:  # sanitize --require-guarantee: exit status 3, one line
         print(str(exc), file=sys.stderr)
         return EXIT_NOT_MET
     except WorkbenchError as exc:

@@ -10,9 +10,13 @@ the privacy checks, and everything needed to reproduce it.  The manifest
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import shlex
+import signal
+import threading
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +27,10 @@ import pandas as pd
 
 from . import __version__
 from . import rng as _rng
-from .errors import DataError
+from .data import write as _write
+from .data.write import neutralise  # noqa: F401  (re-exported: the pages and tests import it from here)
+from .errors import DataError, clip
 from .params import format_value
-
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,27 +212,6 @@ def jsonable(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------ export
-def neutralise(frame: pd.DataFrame) -> pd.DataFrame:
-    """Prefix text cells that a spreadsheet would run as a formula with a quote.
-
-    Cells of text columns starting with ``= + - @``, tab or carriage return
-    get a leading ``'`` (OWASP's advice on CSV injection); numeric columns
-    are left alone, so negative numbers stay numbers.
-    """
-    out = frame.copy()
-    for col in out.columns:
-        s = out[col]
-        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
-            continue
-        text = s.astype("string")
-        risky = text.str.startswith(_FORMULA_START, na=False)
-        if risky.any():
-            out[col] = text.mask(risky, "'" + text)
-    safe_names = ["'" + c if str(c).startswith(_FORMULA_START) else c for c in out.columns]
-    out.columns = safe_names
-    return out
-
-
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     return neutralise(frame).to_csv(index=False).encode("utf-8")
 
@@ -257,8 +240,118 @@ def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
     return buf.getvalue()
 
 
+def _same(a: Path, b: Path) -> bool:
+    """Whether two paths name the same file (the same inode when both exist, else the same absolute path)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+    except OSError:
+        pass
+    return a.resolve() == b.resolve()
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def check_outputs(out: str | os.PathLike | None, manifest: str | os.PathLike | None = None, *,
+                  inputs: tuple = (), overwrite: bool = False) -> tuple[Path, Path | None]:
+    """Refuse, in one sentence and before any work, outputs that would destroy what the user has.
+
+    ``out`` is the release (a file with an extension, else a folder),
+    ``manifest`` its manifest when given (default: beside a file as
+    ``NAME.manifest.json``, inside a folder), ``inputs`` the files read
+    (the table, a session file; names that are not files are ignored).
+    Refused: an empty name; an output or manifest that is one of the
+    inputs; a release folder holding an input; the release and the
+    manifest at one path (or the manifest inside the release folder); a
+    path of the wrong kind, in a missing folder, or with a name too long
+    for the file system; a folder that exists and that the workbench did
+    not write unless ``overwrite`` (:func:`core.data.write.check_target`).
+    Returns the release's path and the manifest's (None: inside the folder).
+    """
+    for flag, value in (("--out", out), ("--manifest", manifest)):
+        if value is not None and not str(value).strip():
+            raise DataError(f"{flag} is empty; give it a file name such as "
+                            f"'{'release.csv' if flag == '--out' else 'release.manifest.json'}'"
+                            + (" (or a folder name for a Parquet dataset)." if flag == "--out" else "."))
+    if out is None:
+        raise DataError("Give --out: the file (or folder) to write the release to.")
+    out = Path(out)
+    folder = not out.suffix
+    man = Path(manifest) if manifest is not None else (None if folder else out.with_name(out.stem + ".manifest.json"))
+    files = [Path(p) for p in inputs if p is not None and Path(p).is_file()]
+    for src in files:
+        if _same(out, src):
+            raise DataError(f"--out '{clip(str(out))}' is the input '{clip(str(src))}'; give the release another "
+                            "name, so the input is kept.")
+        if man is not None and _same(man, src):
+            flag = "--manifest" if manifest is not None else "The manifest beside the release,"
+            raise DataError(f"{flag} '{clip(str(man))}' is the input '{clip(str(src))}'; give "
+                            f"{'the manifest' if manifest is not None else 'the release'} another name, so the input "
+                            "is kept.")
+        if folder and out.is_dir() and _inside(src, out):
+            raise DataError(f"--out '{clip(str(out))}' is the folder holding the input '{clip(str(src))}'; give the "
+                            "release a new folder, so the input is kept.")
+    if man is not None and _same(out, man):
+        raise DataError(f"--out and --manifest both name '{clip(str(out))}'; give the manifest another name (by "
+                        f"default it goes beside the release as '{clip(out.stem + '.manifest.json')}').")
+    if man is not None and folder and _inside(man, out):
+        raise DataError(f"--manifest '{clip(str(man))}' is inside the release folder '{clip(str(out))}'; leave "
+                        f"--manifest out (the folder gets {_write.MANIFEST_NAME}) or put it beside the folder.")
+    _write.check_target(out, folder, "--out", overwrite)
+    if man is not None:
+        _write.check_target(man, False, "--manifest")
+    return out, (Path(manifest) if manifest is not None else None)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised as Ctrl-C is, so every ``finally`` and :class:`core.data.write.Staging` cleans up."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def interrupt_on_signals():
+    """Within the block, SIGTERM and SIGHUP raise :class:`Interrupted` (a KeyboardInterrupt), as SIGINT does.
+
+    Python's default for those signals ends the process at once, leaving
+    the temporaries of a release being written; as a KeyboardInterrupt,
+    they unwind like Ctrl-C and remove them.  Only the main thread can set
+    handlers; elsewhere (a page's script thread) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    old = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            old[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def interrupt_status(exc: KeyboardInterrupt) -> int:
+    """The exit status of an interrupted command: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
 def write(release: Release, out: str | Path, manifest: str | Path | None = None,
-          decision: Mapping[str, Any] | None = None) -> list[Path]:
+          decision: Mapping[str, Any] | None = None, *, inputs: tuple = (), overwrite: bool = False) -> list[Path]:
     """Write the release to ``out``: CSV or Parquet by extension, a Parquet dataset folder, or a folder of tables.
 
     ``out`` ending in ``.csv`` / ``.parquet`` is one file; ``out`` without an
@@ -267,68 +360,48 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
     table (and ``_manifest.json``) for a mechanism publishing several.  The
     tables are written from their codes in batches (:mod:`core.data.write`:
     dictionary-encoded Parquet, CSV with formula-like text cells
-    neutralised), each into a temporary name renamed at the end, so no
-    partial release is left behind.  The manifest goes to ``manifest`` or,
-    by default, beside a file as ``<name>.manifest.json`` and into a
-    folder as ``_manifest.json`` (:data:`core.data.write.MANIFEST_NAME`).  Returns the paths written.  Refuses to
-    write into a path that exists as the wrong kind (a file where a folder
-    is needed and vice versa), or into a folder holding other files.
+    neutralised).  The manifest goes to ``manifest`` or, by default, beside
+    a file as ``<name>.manifest.json`` and into a folder as
+    ``_manifest.json`` (:data:`core.data.write.MANIFEST_NAME`).  The release
+    and its manifest are written to temporaries and moved into place
+    together (:class:`core.data.write.Staging`): both appear or neither.
+    The outputs are checked first (:func:`check_outputs`: never the input,
+    never each other, never a folder the workbench did not write unless
+    ``overwrite``).  Returns the paths written.
     """
-    from .data import write as _write
-
-    out = Path(out)
-    written: list[Path] = []
-    if not out.parent.exists():
-        raise DataError(f"The folder '{out.parent}' does not exist; create it or choose another --out.")
+    out, manifest = check_outputs(out, manifest, inputs=inputs, overwrite=overwrite)
     if len(release.tables) == 1 and out.suffix and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
-        raise DataError(f"'{out}' does not end in .csv or .parquet; name the release file so, e.g. "
-                        f"'{out.with_suffix('.csv')}', or give a folder name without an extension for a "
+        raise DataError(f"'{clip(str(out))}' does not end in .csv or .parquet; name the release file so, e.g. "
+                        f"'{clip(str(out.with_suffix('.csv')))}', or give a folder name without an extension for a "
                         "Parquet dataset.")
     if len(release.tables) > 1 and out.suffix:
         names = ", ".join(release.tables)
         raise DataError(f"{release.title} publishes several tables ({names}); give --out a folder name without "
-                        f"an extension (e.g. '{out.with_suffix('')}'), not '{out.name}'.")
+                        f"an extension (e.g. '{clip(str(out.with_suffix('')))}'), not '{clip(out.name)}'.")
     man_bytes = manifest_bytes(release, decision)
-    inside = manifest is None
-    extra = {_write.MANIFEST_NAME: man_bytes} if inside else {}
-    if len(release.tables) == 1 and out.suffix:
-        if out.is_dir():
-            raise DataError(f"'{out}' is a folder; give a file name ending in .csv or .parquet.")
-        table = release.main_table
-        if out.suffix.lower() == ".csv":
-            _write.write_csv(out, table.columns, table.labels)
+    written: list[Path] = []
+    with _write.Staging(overwrite) as stage:
+        if len(release.tables) == 1 and out.suffix:
+            table = release.main_table
+            writer = _write.write_csv if out.suffix.lower() == ".csv" else _write.write_parquet
+            writer(out, table.columns, table.labels, stage=stage)
+            written.append(out)
+            manifest = manifest or out.with_name(out.stem + ".manifest.json")
+        elif len(release.tables) == 1:
+            table = release.main_table
+            bounds = None if release.parts is None else list(release.parts[1:-1])
+            extra = {_write.MANIFEST_NAME: man_bytes} if manifest is None else {}
+            written += _write.write_dataset(out, table.columns, table.labels, bounds=bounds, extra=extra, stage=stage)
         else:
-            _write.write_parquet(out, table.columns, table.labels)
-        written.append(out)
-        man = Path(manifest) if manifest else out.with_name(out.stem + ".manifest.json")
-        with _write.atomic_path(man) as tmp:
-            tmp.write_bytes(man_bytes)
-        written.append(man)
-        return written
-    if out.is_file():
-        names = ", ".join(release.tables)
-        raise DataError(f"{release.title} publishes {'several tables (' + names + ')' if len(release.tables) > 1 else 'a table'}; "
-                        f"'{out}' is a file: give --out a folder name.")
-    if len(release.tables) == 1:
-        table = release.main_table
-        bounds = None if release.parts is None else list(release.parts[1:-1])
-        written += [p for p in _write.write_dataset(out, table.columns, table.labels, bounds=bounds, extra=extra)
-                    if p.name != _write.MANIFEST_NAME]
-    else:
-        with _write.atomic_path(out, folder=True) as tmp:
+            tmp = stage.path(out, folder=True)
             for name, table in release.tables.items():
-                path = tmp / f"{name}.csv"
-                with open(path, "wb") as fh:
+                with open(tmp / f"{name}.csv", "wb") as fh:
                     for chunk in _write.csv_chunks(table.columns, dict(table.labels)):
                         fh.write(chunk)
-                written.append(out / path.name)
-            for name, data in extra.items():
-                (tmp / name).write_bytes(data)
-    if inside:
-        written.append(out / _write.MANIFEST_NAME)
-    else:
-        man = Path(manifest)
-        with _write.atomic_path(man) as tmp:
-            tmp.write_bytes(man_bytes)
-        written.append(man)
+                written.append(out / f"{name}.csv")
+            if manifest is None:
+                (tmp / _write.MANIFEST_NAME).write_bytes(man_bytes)
+                written.append(out / _write.MANIFEST_NAME)
+        if manifest is not None:
+            written.append(stage.put(manifest, man_bytes, flag="--manifest"))
     return written

@@ -60,6 +60,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from . import rng as _rng
+from .data import read as _read
 from .errors import DataError
 from .params import format_value
 
@@ -342,6 +343,10 @@ def read(data: bytes, filename: str = "session") -> tuple[Session, pd.DataFrame 
                 if info.file_size > MAX_JSON_BYTES:
                     raise SessionError(f"'{filename}' holds a {JSON_NAME} larger than "
                                        f"{MAX_JSON_BYTES // 2**20} MB: it is not a workbench session file.")
+                try:  # the directory's sizes bound what is inflated (a zip bomb is refused before)
+                    _read.check_zip(zf, filename, MAX_JSON_BYTES + _read.MAX_BYTES)
+                except DataError as exc:
+                    raise SessionError(str(exc)) from None
                 text = zf.read(JSON_NAME)
                 table_bytes = zf.read(TABLE_NAME) if TABLE_NAME in names else None
         except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
@@ -358,8 +363,17 @@ def read(data: bytes, filename: str = "session") -> tuple[Session, pd.DataFrame 
 
 
 def _embedded_frame(data: bytes, filename: str) -> pd.DataFrame:
+    """The embedded table, its footer's rows and unpacked size checked first (:func:`core.data.read.check_parquet`)."""
+    import pyarrow.parquet as pq
+
+    from .data.memory import frame_row_limit
+
     try:
+        handle = pq.ParquetFile(io.BytesIO(data))
+        _read.check_parquet(handle.metadata, filename, frame_row_limit())
         return pd.read_parquet(io.BytesIO(data))
+    except DataError as exc:
+        raise SessionError(str(exc)) from None
     except Exception as exc:  # pyarrow raises many types for a damaged file
         raise SessionError(f"The table inside '{filename}' cannot be read as Parquet ({type(exc).__name__}); "
                            "save the session again.") from None

@@ -146,14 +146,7 @@ def load(source: str | os.PathLike | bytes, filename: str | None = None,
                 f"Parquet, Feather, SPSS, Stata or SAS){hint} "
                 f"(samples: {', '.join(s.name for s in samples.list_samples())})."
             )
-        if path.is_dir():
-            raise DataError(f"'{source}' is a folder; give a data file (CSV, Excel, Parquet, SPSS, Stata, SAS ...).")
-        if path.stat().st_size > MAX_BYTES:
-            raise DataError(
-                f"'{name}' is {path.stat().st_size / 2**20:,.0f} MB, above the limit of "
-                f"{MAX_BYTES / 2**20:,.0f} MB; sample it down first, or raise the limit with WORKBENCH_MAX_BYTES."
-            )
-        data = path.read_bytes()
+        data = _read.read_file(path, name, MAX_BYTES)  # a regular file only (not /dev/zero), within the limit
     result = _read.read(data, name, options, max_rows=MAX_ROWS, max_bytes=MAX_BYTES)
     return make_table(result.frame, name, result.record()), result
 

@@ -170,7 +170,7 @@ def _ex3_fp() -> np.ndarray:
 def _buckets_table():
     import pandas as pd
 
-    from .bucketing import caps
+    from .mechanisms.bucketization_algorithm import caps
 
     fp = _ex3_fp()
     rows = [0, 8, 12]
@@ -180,7 +180,7 @@ def _buckets_table():
 
 
 def _buckets() -> list[Check]:
-    from .bucketing import caps, two_size
+    from .mechanisms.bucketization_algorithm import caps, two_size
 
     fp = _ex3_fp()
     best = two_size(_EX3, fp, 50)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,79 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 #: AppTest's default of 3 s is too short for a first load of Adult plus a release
 TIMEOUT = 60
+
+
+#: the CPU seconds (this process's, all its threads: time.process_time) a test's call may use without the
+#: ``slow`` mark; CPU, not wall time, so a loaded machine neither trips nor hides it (issue 24, item 6)
+CPU_LIMIT = float(os.environ.get("WORKBENCH_TEST_CPU_LIMIT", "1.0"))
+
+
+_WARM: set[str] = set()
+
+
+def _warm_up(item) -> None:
+    """Pay the process's one-time costs (imports; for page tests a first AppTest run) before a test is measured.
+
+    Without this the first test of a process (of a file run alone, or of an
+    xdist worker) is charged for importing pandas, the mechanisms or
+    streamlit, and the CPU check would flag whichever test happens to run
+    first.
+    """
+    if "core" not in _WARM:
+        _WARM.add("core")
+        import pyarrow.parquet  # noqa: F401
+
+        import core.cli  # noqa: F401
+        import core.mechanisms  # noqa: F401
+        import core.release  # noqa: F401
+        import core.report  # noqa: F401
+        import core.risk  # noqa: F401
+        import core.session  # noqa: F401
+        import core.table  # noqa: F401
+    name = item.module.__name__.rpartition(".")[2] if getattr(item, "module", None) else ""
+    if name.startswith("test_app_") and "app" not in _WARM:
+        _WARM.add("app")
+        import importlib
+        import pkgutil
+
+        import pages.ui
+
+        for info in pkgutil.walk_packages(pages.ui.__path__, "pages.ui."):
+            importlib.import_module(info.name)
+        import streamlit as st
+
+        app()  # Home, once: streamlit's own first-run costs
+        st.cache_data.clear()
+        st.cache_resource.clear()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if CPU_LIMIT >= 0 and not (item.get_closest_marker("slow") or item.get_closest_marker("browser")):
+        _warm_up(item)
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """Fail a test without the ``slow`` (or ``browser``) mark whose call used more than :data:`CPU_LIMIT` s of CPU.
+
+    Only the test's own call is measured (not its fixtures' set-up), and
+    only this process's CPU time: a test that runs its work in a child
+    process is not seen (the CLI tests that do so are few and quick).
+    ``WORKBENCH_TEST_CPU_LIMIT=0`` lists every unmarked test's time
+    (each fails with its figure); a negative value turns the check off.
+    """
+    marked = item.get_closest_marker("slow") or item.get_closest_marker("browser")
+    start = time.process_time()
+    outcome = yield
+    used = time.process_time() - start
+    if marked or CPU_LIMIT < 0 or outcome.excinfo is not None:
+        return
+    if used > CPU_LIMIT:
+        outcome.force_exception(pytest.fail.Exception(
+            f"{item.nodeid} used {used:.2f} s of CPU (more than {CPU_LIMIT:g} s) without @pytest.mark.slow: "
+            "mark it slow or make it smaller", pytrace=False))
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from core import ambiguity as amb
+from core.mechanisms import ambiguity_algorithm as amb
 from core import mechanisms
 from core.counting import QueryBatch
 from core.mechanisms.ambiguity import release_from_groups
@@ -349,7 +349,7 @@ def test_refusals_are_one_sentence(toy):
 @pytest.mark.parametrize("share", [0.0, 1.0])
 def test_rows_repeated_under_several_sa_values_match_fig5_loop(share, monkeypatch):
     """The shared-row pass (the attack's and the workload's batches), sparse and dense, against the Fig. 5 loop."""
-    import core.ambiguity as amb
+    import core.mechanisms.ambiguity_algorithm as amb
 
     monkeypatch.setattr(amb, "_SPARSE_SHARE", share)  # 0: always dense, 1: always from the narrowest attribute
     data = load_dataset("census:400", "occupation")

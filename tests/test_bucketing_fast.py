@@ -1,4 +1,4 @@
-"""The numpy two-size search (:func:`core.bucketing.two_size_fast`) against Algorithm 1 pair by pair and the plain scan."""
+"""The numpy two-size search (:func:`core.mechanisms.bucketization_algorithm.two_size_fast`) against Algorithm 1 pair by pair and the plain scan."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import bucketing as bk
+from core.mechanisms import bucketization_algorithm as bk
 
 # value counts from tiny to census-like, including absent values (count 0)
 counts_st = st.lists(st.one_of(st.integers(0, 12), st.integers(0, 400), st.integers(0, 400_000)),

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import bucketing as bk
+from core.mechanisms import bucketization_algorithm as bk
 from core import mechanisms
 from core.counting import QueryBatch
 from core.errors import NotEligible, ParameterError

@@ -258,15 +258,15 @@ def test_dataset_parts_and_no_partial_output_on_error(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(W, "_record_batch", boom)
-    with pytest.raises(OSError):
+    with pytest.raises(DataError, match="rel2' could not be written .disk full.; check the folder"):
         W.write_dataset(tmp_path / "rel2", cols, labels)
-    with pytest.raises(OSError):
+    with pytest.raises(DataError, match="r.parquet' could not be written"):
         W.write_parquet(tmp_path / "r.parquet", cols, labels)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rel"]  # no rel2, no r.parquet, no temporary left
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep")
     monkeypatch.undo()
-    with pytest.raises(DataError, match="holds other files"):
+    with pytest.raises(DataError, match="holds files the workbench did not write"):
         W.write_dataset(tmp_path / "mine", cols, labels)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core import bucketing as bk
+from core.mechanisms import bucketization_algorithm as bk
 from core import shuffle
 from core.mechanisms import mondrian as mo
 from core.mechanisms import sdr

@@ -110,7 +110,7 @@ def test_sdr_deals_pps_counts_and_perturbs_inside_each_subtable(skewed):
 # ------------------------------------------------------------------ bucketization
 @pytest.mark.parametrize("raw", [{}, {"theta": 2, "sizes": "two"}])
 def test_buckets_hold_what_the_row_assignment_holds(toy, raw):
-    from core import bucketing as bk
+    from core.mechanisms import bucketization_algorithm as bk
 
     mech = mechanisms.get("bucketization")
     values = mech.resolve(raw)

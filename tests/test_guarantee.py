@@ -120,7 +120,7 @@ def test_priview_fix_is_the_exact_construction_meeting_on_published_records(adul
     # verified by re-sanitizing with the same seed, but it leaves records out: not a plain meets, and not said to be
     assert s["verified"] and s["plain"] is False and not v.suggestion_plain
     pub = mechanisms.sanitize(adult, "priview", {"construction": "exact"}, 1).rows_out
-    assert pub > 19_500  # about 20,300 of 45,222 (core.ambiguity.build_exact_groups)
+    assert pub > 19_500  # about 20,300 of 45,222 (core.mechanisms.ambiguity_algorithm.build_exact_groups)
     assert s["unpublished"] == {"records": N - pub, "of": N}
     assert s["figures"]["records_published"] == pub
     assert s["figures"]["max_presence"] <= 0.1 + 1e-9 and s["figures"]["max_association"] <= 0.1 + 1e-9

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import ambiguity as amb
+from core.mechanisms import ambiguity_algorithm as amb
 from core import mechanisms
 from core.table import bind, load_dataset, make_table
 

@@ -82,7 +82,7 @@ class Entry:
     rows: int | None
 
     def describe(self) -> str:
-        from .load import size_text
+        from .memory import size_text
 
         rows = f"{self.rows:,} rows" if self.rows is not None else "rows counted when opened"
         kind = "Parquet dataset folder" if self.kind == "dataset" else {

@@ -707,41 +707,9 @@ def _series_dtype(kind: str | None, values: list):
 
 
 # ---------------------------------------------------------------- memory estimate
-#: bytes a row the frame path (core.data.read + a pandas frame) needs at the census width (issue 15
-#: measured 440-480 bytes a row for sanitize at 1M-10M rows; rounded up)
-FRAME_BYTES_PER_ROW = 500
-#: bytes a row the columnar path needs beside the codes: a mechanism's working arrays (order keys 8,
-#: ranks 8, output codes and their copy while writing about 24) plus the reader's batch (about 8)
-COLUMNAR_OVERHEAD_PER_ROW = 48
-
-
-def available_memory() -> int:
-    """Bytes this process may still use: ``MemAvailable`` (and the cgroup's limit, when lower).
-
-    ``WORKBENCH_MEMORY_BYTES`` overrides it (tests, or a server that shares
-    the machine).  Falls back to 8 GiB where neither is readable.
-    """
-    given = os.environ.get("WORKBENCH_MEMORY_BYTES")
-    if given:
-        return int(float(given))
-    found = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    found = int(line.split()[1]) * 1024
-                    break
-    except OSError:
-        pass
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
-        used = int(Path("/sys/fs/cgroup/memory.current").read_text().strip())
-        if limit != "max":
-            room = int(limit) - used
-            found = room if found is None else min(found, room)
-    except (OSError, ValueError):
-        pass
-    return found if found is not None else 8 << 30
+# the estimates live in core.data.memory (read.py needs them too; no load <-> read import cycle)
+from .memory import (  # noqa: E402,F401  (re-exported)
+    COLUMNAR_OVERHEAD_PER_ROW, FRAME_BYTES_PER_ROW, available_memory, frame_row_limit, size_text)
 
 
 def columnar_bytes_per_row(columns: int) -> int:
@@ -753,11 +721,6 @@ def columnar_bytes_per_row(columns: int) -> int:
     :data:`COLUMNAR_OVERHEAD_PER_ROW`.
     """
     return 8 * max(1, columns) + COLUMNAR_OVERHEAD_PER_ROW
-
-
-def size_text(value: float) -> str:
-    """Bytes as ``12.3 GB`` (``450 MB`` under a gigabyte)."""
-    return f"{value / 1e9:,.1f} GB" if value >= 1e9 else f"{value / 1e6:,.0f} MB"
 
 
 _gb = size_text
@@ -776,8 +739,3 @@ def check_memory(name: str, rows: int, per_row: int, how: str, forward: str = ""
             f"'{clip(name)}' has {int(rows):,} rows; {how} it needs about {_gb(need)} (about {per_row} bytes a row), "
             f"more than the {_gb(room)} of memory free here; {forward}run it with --engine dask (a cluster's "
             "memory), or sample it down first.")
-
-
-def frame_row_limit() -> int:
-    """The most rows the frame path reads before the memory estimate refuses (available / FRAME_BYTES_PER_ROW)."""
-    return max(1, available_memory() // FRAME_BYTES_PER_ROW)

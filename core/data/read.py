@@ -74,7 +74,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError
+from ..errors import DataError, clip
 
 #: a fixed row limit (WORKBENCH_MAX_ROWS); None (the default): the limit is what the free memory holds
 #: at :data:`core.data.load.FRAME_BYTES_PER_ROW` bytes a row (the fixed 5M-row cap of earlier versions)
@@ -83,6 +83,17 @@ MAX_ROWS = int(os.environ["WORKBENCH_MAX_ROWS"]) if os.environ.get("WORKBENCH_MA
 _BY_MEMORY = contextvars.ContextVar("by_memory", default=False)
 #: refuse files larger than this (bytes); override with WORKBENCH_MAX_BYTES
 MAX_BYTES = int(os.environ.get("WORKBENCH_MAX_BYTES", str(500 * 2**20)))
+
+#: a zip member (an .xlsx's XML, a session's table) larger than ZIP_RATIO_FLOOR bytes and compressed more
+#: than ZIP_MAX_RATIO times is refused from the zip's directory, before it is inflated (a zip bomb; real
+#: workbooks' sheets compress 5 to 30 times)
+ZIP_MAX_RATIO = 100
+ZIP_RATIO_FLOOR = 10 * 2**20
+#: bytes a sheet cell costs when a workbook is read whole (a list slot and its value, the frame's copy):
+#: a sheet's cells (its rows by its columns, blanks between included) may use the free memory at this rate
+XLSX_CELL_BYTES = 200
+#: bytes a text cell costs in a frame (a Python string object and its slot)
+TEXT_CELL_BYTES = 64
 
 #: cell texts read as missing by default (besides an empty cell)
 DEFAULT_NA = ("?", "NA", "N/A", "NaN", "nan", "null", "NULL")
@@ -315,7 +326,7 @@ def read(data: bytes, name: str = "upload", options: ReadOptions | None = None, 
     options = options or ReadOptions()
     by_memory = max_rows is None and MAX_ROWS is None
     if max_rows is None:
-        from .load import frame_row_limit
+        from .memory import frame_row_limit
 
         max_rows = MAX_ROWS if MAX_ROWS is not None else frame_row_limit()
     token = _BY_MEMORY.set(by_memory)
@@ -347,6 +358,64 @@ def _read(data: bytes, name: str, options: ReadOptions, max_rows: int, max_bytes
                         f"{'them' if len(unused) > 1 else 'it'} out.")
     reader = _READERS[fmt]
     return reader(data, name, options, max_rows)
+
+
+def read_file(path, name: str | None = None, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, refused in one sentence when it is not one or is over ``limit`` bytes.
+
+    A device (``/dev/zero``), a pipe or a socket has no size to check and
+    may never end (or block), so only a regular file is read; ``limit``
+    defaults to :data:`MAX_BYTES`.
+    """
+    import stat
+    from pathlib import Path
+
+    path = Path(path)
+    name = name or path.name
+    limit = MAX_BYTES if limit is None else int(limit)
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        raise DataError(f"There is no file at '{clip(str(path))}'; give a data file.") from None
+    if stat.S_ISDIR(mode):
+        raise DataError(f"'{clip(str(path))}' is a folder; give a data file (CSV, Excel, Parquet, SPSS, Stata, SAS ...).")
+    if not stat.S_ISREG(mode):
+        raise DataError(f"'{clip(str(path))}' is not a regular file (a device, pipe or socket has no end to read "
+                        "to); give a data file.")
+    size = path.stat().st_size
+    if size > limit:
+        raise DataError(f"'{clip(name)}' is {size / 2**20:,.0f} MB, above the limit of {limit / 2**20:,.0f} MB; "
+                        "sample it down first, or raise the limit with WORKBENCH_MAX_BYTES.")
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:  # it grew while being read
+        raise DataError(f"'{clip(name)}' is above the limit of {limit / 2**20:,.0f} MB; sample it down first, or "
+                        "raise the limit with WORKBENCH_MAX_BYTES.")
+    return data
+
+
+def check_zip(zf: zipfile.ZipFile, name: str, limit: int) -> None:
+    """Refuse, from a zip's directory alone (nothing inflated yet), a zip that would cost more than it may.
+
+    The directory's uncompressed sizes bound what Python's zipfile inflates
+    (it stops at a member's declared size and then checks its CRC, so a
+    size that lies is a damaged file, not a bigger one): their total must
+    be at most ``limit`` bytes, and no member over :data:`ZIP_RATIO_FLOOR`
+    bytes may be compressed more than :data:`ZIP_MAX_RATIO` times.
+    """
+    from .memory import size_text
+
+    total = 0
+    for info in zf.infolist():
+        total += info.file_size
+        if info.file_size > ZIP_RATIO_FLOOR and info.file_size > ZIP_MAX_RATIO * max(1, info.compress_size):
+            raise DataError(f"'{clip(name)}' holds '{clip(info.filename)}', which would inflate from "
+                            f"{size_text(info.compress_size)} to {size_text(info.file_size)} (more than "
+                            f"{ZIP_MAX_RATIO} times: a zip bomb); it was not unpacked. Save the file again from the "
+                            "program that made it, or as CSV.")
+    if total > limit:
+        raise DataError(f"'{clip(name)}' would unpack to {size_text(total)}, more than the {size_text(limit)} this "
+                        "workbench unpacks; save it as CSV (or Parquet) and load that.")
 
 
 def inspect(data: bytes, name: str = "upload", options: ReadOptions | None = None, **limits) -> dict[str, Any]:
@@ -663,7 +732,7 @@ def _over_rows(name: str, max_rows: int) -> DataError:
 
 
 def _over_memory(name: str, rows: str, max_rows: int) -> DataError:
-    from .load import FRAME_BYTES_PER_ROW, size_text
+    from .memory import FRAME_BYTES_PER_ROW, size_text
 
     room = max_rows * FRAME_BYTES_PER_ROW
     return DataError(f"'{name}' has {rows} rows, more than the {size_text(room)} of memory free here holds "
@@ -864,12 +933,37 @@ def _finish(frame: pd.DataFrame, name: str, fmt: str, options: ReadOptions, note
     return ReadResult(frame=frame, format=fmt, options=used, missing=missing, notes=tuple(notes or ()), **extra)
 
 
+def check_parquet(metadata, name: str, max_rows: int) -> None:
+    """Refuse, from a Parquet file's footer alone, a file whose rows or unpacked size pass what may be read whole.
+
+    A file of a few kB can declare millions of run-length-encoded rows, so
+    the footer's figures are checked before any page is decoded: the rows
+    against ``max_rows``, and the decoded size against the free memory:
+    rows by columns at 8 bytes a number and :data:`TEXT_CELL_BYTES` a text
+    cell (a Python string), twice (Arrow's columns, then the frame's).  The
+    row groups' own "uncompressed" sizes are not used: they are the encoded
+    sizes, as small as the file for a run-length-encoded column.
+    """
+    from .memory import available_memory, size_text
+
+    _limit_rows(name, metadata.num_rows, max_rows)
+    fixed = {"BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE"}
+    per_row = sum(8 if metadata.schema.column(i).physical_type in fixed else TEXT_CELL_BYTES
+                  for i in range(metadata.num_columns))
+    need = 2 * metadata.num_rows * per_row
+    room = available_memory()
+    if need > room:
+        raise DataError(f"'{clip(name)}' holds {metadata.num_rows:,} rows of {metadata.num_columns:,} columns, "
+                        f"about {size_text(need)} once unpacked, more than the {size_text(room)} of memory free here; "
+                        "give it to the command line with --engine dask, or sample it down first.")
+
+
 def _read_parquet(data: bytes, name: str, options: ReadOptions, max_rows: int) -> ReadResult:
     import pyarrow.parquet as pq
 
     try:
         handle = pq.ParquetFile(io.BytesIO(data))
-        _limit_rows(name, handle.metadata.num_rows, max_rows)
+        check_parquet(handle.metadata, name, max_rows)
         table = handle.read()
     except DataError:
         raise
@@ -972,13 +1066,65 @@ def _read_readstat(kind: str):
     return reader
 
 
-def _read_xlsx(data: bytes, name: str, options: ReadOptions, max_rows: int) -> ReadResult:
+def _xlsx_limit() -> int:
+    """The most bytes a workbook's parts may unpack to (XML is parsed as a stream, but every byte costs time)."""
+    return 4 * MAX_BYTES
+
+
+def _open_book(data: bytes, name: str, **kwargs):
+    """An openpyxl workbook (read-only), its zip first checked from its directory (:func:`check_zip`)."""
     import openpyxl
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # openpyxl warns about unknown extensions / styles
-            book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            check_zip(zf, name, _xlsx_limit())
+    except zipfile.BadZipFile:
+        raise DataError(f"'{name}' is a damaged zip or Excel file; export it again.") from None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # openpyxl warns about unknown extensions / styles
+        return openpyxl.load_workbook(io.BytesIO(data), read_only=True, **kwargs)
+
+
+def _sheet_rows(ws, name: str, sheet: str, max_rows: int) -> list[list[Any]]:
+    """A sheet's rows, each cut after its last non-blank cell, refused once its extent passes the cell budget.
+
+    The sheet's declared dimension (``<dimension ref="A1:XFD1048576"/>``)
+    is not trusted: openpyxl would pad every row to it, so it is reset and
+    each row comes as wide as its own last cell.  The real extent (rows so
+    far by the widest row) is checked row by row against the free memory
+    at :data:`XLSX_CELL_BYTES` a cell, so a stray cell at XFD1048576 is
+    refused after one row of 16,384 values, not after 17 billion.
+    """
+    from openpyxl.utils import get_column_letter
+
+    from .memory import available_memory, size_text
+
+    budget = max(1, available_memory() // XLSX_CELL_BYTES)
+    ws.reset_dimensions()
+    rows: list[list[Any]] = []
+    width = 0
+    for row in ws.iter_rows(values_only=True):
+        row = list(row)
+        while row and _blank(row[-1]):
+            row.pop()
+        rows.append(row)
+        width = max(width, len(row))
+        if len(rows) > max_rows + 1:
+            raise _over_rows(f"{name}' (sheet '{sheet}", max_rows)
+        if len(rows) * width > budget:
+            raise DataError(f"Sheet '{sheet}' of '{name}' reaches cell {get_column_letter(width)}{len(rows)}: "
+                            f"{len(rows):,} rows by {width:,} columns, more cells than the "
+                            f"{size_text(budget * XLSX_CELL_BYTES)} of memory free here holds; delete the stray "
+                            "cells far from the table (Ctrl+End in Excel goes to the last one), or save the sheet "
+                            "as CSV.")
+    return rows
+
+
+def _read_xlsx(data: bytes, name: str, options: ReadOptions, max_rows: int) -> ReadResult:
+    try:
+        book = _open_book(data, name, data_only=True)
+    except DataError:
+        raise
     except Exception:
         raise DataError(f"'{name}' is not a readable Excel workbook; open it in Excel and save it again, "
                         "or save it as CSV.") from None
@@ -988,12 +1134,7 @@ def _read_xlsx(data: bytes, name: str, options: ReadOptions, max_rows: int) -> R
 
         def grid(sheet: str) -> list[list[Any]]:
             if sheet not in grids:
-                rows = []
-                for row in book[sheet].iter_rows(values_only=True):
-                    rows.append(list(row))
-                    if len(rows) > max_rows + 1:
-                        raise _over_rows(f"{name}' (sheet '{sheet}", max_rows)
-                grids[sheet] = _trim(rows)
+                grids[sheet] = _trim(_sheet_rows(book[sheet], name, sheet, max_rows))
             return grids[sheet]
 
         detected = []
@@ -1042,12 +1183,8 @@ def _read_xlsx(data: bytes, name: str, options: ReadOptions, max_rows: int) -> R
 
 def sheet_names(data: bytes) -> list[str]:
     """The sheets of an Excel workbook (for a sheet picker); empty when the bytes are not a readable workbook."""
-    import openpyxl
-
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            book = openpyxl.load_workbook(io.BytesIO(data), read_only=True)
+        book = _open_book(data, "upload")
         try:
             return list(book.sheetnames)
         finally:

@@ -14,23 +14,27 @@ written without decoding the whole table at once:
   :data:`PART_ROWS` rows each (or the boundaries the caller gives).
 * **CSV** (:func:`write_csv`): decoded :data:`BATCH_ROWS` rows at a time;
   text cells a spreadsheet would run as a formula get a leading quote
-  (:func:`core.release.neutralise`, applied once to the labels, which is
+  (:func:`neutralise`, applied once to the labels, which is
   the same as applying it to every cell), and the bytes are those of
   ``pandas.DataFrame.to_csv`` on the whole table.
 
-Every writer writes into a temporary name beside the target (``.NAME.tmp-*``)
-and renames it into place at the end (:func:`atomic_path`), so an error,
-a full disk or an interrupted run leaves no partial release behind.
-Choices where the issue is silent: a folder that exists is replaced only
-when it holds nothing but what these writers write (part files, CSV tables,
-_manifest.json, _run.json); otherwise the write is refused rather than
-deleting someone's folder.
+Every writer writes into a short temporary name beside the target
+(``.wb-HEX.tmp``) and renames it into place at the end (:class:`Staging`,
+:func:`atomic_path`); a release and its manifest are staged together and
+appear together or not at all, so an error, a full disk or an interrupted
+run leaves no partial release behind.  A folder that exists is replaced
+only when it is empty or the workbench wrote it (:func:`made_here`), or
+when the user says ``--overwrite``; otherwise the write is refused rather
+than deleting someone's folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import json
 import os
+import re
 import shutil
 import uuid
 from pathlib import Path
@@ -52,50 +56,239 @@ PART_ROWS = 1 << 22
 #: pyarrow and Dask skip them when they read the folder as a Parquet dataset (``pd.read_parquet(DIR)``)
 MANIFEST_NAME = "_manifest.json"
 RUN_NAME = "_run.json"
-#: names a replaceable output folder may hold
-_OURS = ("part-", MANIFEST_NAME, RUN_NAME)
+#: every temporary (and set-aside) name beside an output starts so: a short fixed name, not the target's, so
+#: a temporary beside a target of 255 bytes still fits the file system's limit on a name
+TMP_PREFIX = ".wb-"
+#: the longest file name most file systems take, in bytes (the directory's own limit when it says)
+NAME_MAX = 255
+#: spreadsheets run a text cell starting with one of these as a formula (OWASP's CSV injection list)
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PART = re.compile(r"part-\d{5}\.parquet")
 
 
-def _replaceable(folder: Path) -> bool:
-    return all(p.is_file() and (p.name.startswith(_OURS) or p.suffix in (".csv", ".parquet"))
-               for p in folder.iterdir())
+def neutralise(frame: pd.DataFrame) -> pd.DataFrame:
+    """Prefix text cells that a spreadsheet would run as a formula with a quote.
+
+    Cells of text columns starting with ``= + - @``, tab or carriage return
+    get a leading ``'`` (OWASP's advice on CSV injection); numeric columns
+    are left alone, so negative numbers stay numbers.
+    """
+    out = frame.copy()
+    for col in out.columns:
+        s = out[col]
+        if pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+            continue
+        text = s.astype("string")
+        risky = text.str.startswith(FORMULA_START, na=False)
+        if risky.any():
+            out[col] = text.mask(risky, "'" + text)
+    out.columns = ["'" + c if str(c).startswith(FORMULA_START) else c for c in out.columns]
+    return out
+
+
+def made_here(folder: Path) -> bool:
+    """Whether the folder ``folder`` is empty or was written by these writers, so a new output may replace it.
+
+    Choice where the issue is silent: a folder is the workbench's when it
+    holds only files (no sub-folder), and either a ``_manifest.json`` or
+    ``_run.json`` that is a workbench manifest or run record (JSON with a
+    ``workbench`` or ``engine`` key) beside .csv/.parquet tables, or only
+    part files named as :func:`part_name` names them (a generated dataset).
+    Anything else (the user's own tables, a sub-folder) is not replaced
+    without ``--overwrite``.
+    """
+    entries = list(folder.iterdir())
+    if not entries:
+        return True
+    if any(p.is_symlink() or not p.is_file() for p in entries):
+        return False
+    names = {p.name for p in entries}
+    if all(_PART.fullmatch(n) for n in names):
+        return True
+    for marker in (MANIFEST_NAME, RUN_NAME):
+        if marker in names:
+            try:
+                doc = json.loads((folder / marker).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(doc, dict) and ("workbench" in doc or "engine" in doc):
+                return all(n in (MANIFEST_NAME, RUN_NAME) or n.endswith((".csv", ".parquet")) for n in names)
+    return False
+
+
+def check_target(target: Path, folder: bool = False, flag: str = "--out", overwrite: bool = False) -> None:
+    """Refuse, in one sentence, an output path that cannot or must not be written (before any work is done).
+
+    Its folder must exist; a file target must not be a folder and a folder
+    target not a file; a folder target that exists must be empty or the
+    workbench's (:func:`made_here`) unless ``overwrite``; the name must fit
+    the file system.
+    """
+    target = Path(target)
+    parent = target.parent
+    if not parent.is_dir():
+        if parent.exists():
+            raise DataError(f"'{clip(str(parent))}' is a file, not a folder; give {flag} a path in a folder that exists.")
+        raise DataError(f"The folder '{clip(str(parent))}' does not exist; create it or give {flag} another path.")
+    try:
+        limit = os.pathconf(parent, "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        limit = NAME_MAX
+    if len(os.fsencode(target.name)) > limit:
+        raise DataError(f"The name '{clip(target.name)}' is {len(os.fsencode(target.name))} bytes, longer than the "
+                        f"{limit} bytes a file name may have here; give {flag} a shorter name.")
+    if folder and target.exists() and not target.is_dir():
+        raise DataError(f"'{clip(str(target))}' is a file; give {flag} a folder name (no extension).")
+    if not folder and target.is_dir():
+        what = ("a file name such as 'release.manifest.json'" if flag == "--manifest"
+                else "a file name ending in .csv or .parquet")
+        raise DataError(f"'{clip(str(target))}' is a folder; give {flag} {what}.")
+    if folder and target.is_dir() and not overwrite and not made_here(target):
+        raise DataError(f"The folder '{clip(str(target))}' holds files the workbench did not write; give {flag} a new "
+                        "or empty folder, or add --overwrite to replace that folder and everything in it.")
+
+
+def fs_error(exc: OSError, target: Path, flag: str = "--out") -> DataError:
+    """A file-system error while writing ``target`` as one sentence naming the user's path and what to do."""
+    where = f"'{clip(str(target))}'"
+    code = exc.errno
+    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        text = f"The disk is full: {where} could not be written; free some space or give {flag} a path on another disk."
+    elif code == errno.EFBIG:
+        text = (f"{where} could not be written: it grew past the largest file allowed here; give {flag} a path on "
+                "another disk, or a folder name (no extension) to write the release in parts.")
+    elif code == errno.EROFS:
+        text = f"{where} is on a read-only file system; give {flag} a path you can write to."
+    elif code in (errno.EACCES, errno.EPERM):
+        text = f"Writing {where} is not permitted; give {flag} a path in a folder you can write to."
+    elif code == errno.ENOTDIR:
+        text = f"A part of the path {where} is a file, not a folder; give {flag} a path whose folders exist."
+    elif code == errno.ENAMETOOLONG:
+        text = f"The path {where} is too long for the file system; give {flag} a shorter name."
+    else:
+        plain = str(exc) if exc.errno is None and getattr(exc, "filename", None) is None else ""
+        reason = (exc.strerror or plain or type(exc).__name__).rstrip(".")
+        text = (f"{where} could not be written ({reason}); check the folder and give {flag} another path if it "
+                "happens again.")
+    return DataError(text)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+class Staging:
+    """Outputs written under temporary names and moved into place together, or not at all.
+
+    ``stage.path(target)`` checks ``target`` (:func:`check_target`) and
+    returns a new temporary path beside it (a new empty folder with
+    ``folder=True``), named :data:`TMP_PREFIX` plus random hex, so its name
+    stays short whatever the target's.  Leaving the ``with`` block without
+    an error moves every temporary onto its target: a target that exists is
+    first set aside and removed only once every output is in place; if a
+    move fails, the outputs moved are removed and what was set aside is put
+    back.  Any error in the block (a full disk, Ctrl-C, SIGTERM or SIGHUP
+    once :func:`core.release.interrupt_on_signals` maps them to Ctrl-C)
+    removes every temporary.  An ``OSError`` comes out as a
+    :class:`DataError` naming the user's path (:func:`fs_error`), never the
+    temporary's.
+    """
+
+    def __init__(self, overwrite: bool = False):
+        self.overwrite = overwrite
+        self._items: list[tuple[Path, Path, str]] = []  # (temporary, target, flag)
+
+    def path(self, target: str | os.PathLike, folder: bool = False, flag: str = "--out") -> Path:
+        target = Path(target)
+        check_target(target, folder, flag, self.overwrite)
+        tmp = target.with_name(f"{TMP_PREFIX}{uuid.uuid4().hex[:12]}.tmp")
+        self._items.append((tmp, target, flag))
+        if folder:
+            try:
+                tmp.mkdir()
+            except OSError as exc:
+                raise fs_error(exc, target, flag) from None
+        return tmp
+
+    def put(self, target: str | os.PathLike, data: bytes, flag: str = "--out") -> Path:
+        """Stage ``data`` as the whole content of the file ``target``; returns ``target``."""
+        tmp = self.path(target, flag=flag)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        return Path(target)
+
+    def __enter__(self) -> "Staging":
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if kind is None:
+            try:
+                self._commit()
+            except BaseException as err:
+                said = self._error(err) if isinstance(err, OSError) else None
+                self._discard()
+                if said is not None:
+                    raise said from None
+                raise
+            return False
+        said = self._error(exc) if isinstance(exc, OSError) else None
+        self._discard()
+        if said is not None:
+            raise said from None
+        return False
+
+    def _commit(self) -> None:
+        moved: list[Path] = []
+        aside: list[tuple[Path, Path]] = []
+        try:
+            for tmp, target, _ in self._items:
+                if target.exists() or target.is_symlink():
+                    old = target.with_name(f"{TMP_PREFIX}{uuid.uuid4().hex[:12]}.old")
+                    os.rename(target, old)
+                    aside.append((old, target))
+                os.rename(tmp, target)
+                moved.append(target)
+        except BaseException:
+            for target in reversed(moved):
+                _remove(target)
+            for old, target in reversed(aside):
+                os.rename(old, target)
+            raise
+        for old, _ in aside:
+            _remove(old)
+        self._items = []
+
+    def _discard(self) -> None:
+        for tmp, _, _ in self._items:
+            _remove(tmp)
+        self._items = []
+
+    def _error(self, exc: OSError) -> DataError:
+        named = {str(getattr(exc, "filename", None) or ""), str(getattr(exc, "filename2", None) or "")}
+        for tmp, target, flag in self._items:
+            if any(n and (n == str(tmp) or n.startswith(str(tmp) + os.sep) or n == str(target)) for n in named):
+                return fs_error(exc, target, flag)
+        if not self._items:
+            return fs_error(exc, Path(next(iter(sorted(named - {""})), "the output")))
+        _, target, flag = self._items[-1]
+        return fs_error(exc, target, flag)
 
 
 @contextlib.contextmanager
-def atomic_path(target: str | os.PathLike, folder: bool = False) -> Iterator[Path]:
+def atomic_path(target: str | os.PathLike, folder: bool = False, overwrite: bool = False,
+                flag: str = "--out") -> Iterator[Path]:
     """A temporary path beside ``target``; renamed to ``target`` when the block ends without an error.
 
     ``folder``: the temporary path is a new directory.  On an error the
-    temporary path is removed and ``target`` is left as it was.
+    temporary path is removed and ``target`` is left as it was (one
+    :class:`Staging` of one output).
     """
-    target = Path(target)
-    if not target.parent.is_dir():
-        raise DataError(f"The folder '{clip(str(target.parent))}' does not exist; create it or choose another --out.")
-    if folder and target.is_file():
-        raise DataError(f"'{clip(str(target))}' is a file; give --out a folder name (no extension).")
-    if not folder and target.is_dir():
-        raise DataError(f"'{clip(str(target))}' is a folder; give a file name ending in .csv or .parquet.")
-    if folder and target.is_dir() and any(target.iterdir()) and not _replaceable(target):
-        raise DataError(f"The folder '{clip(str(target))}' exists and holds other files; choose a new folder "
-                        "for the release, or empty it first.")
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    if folder:
-        tmp.mkdir()
-    try:
-        yield tmp
-        if folder and target.is_dir():
-            old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-            target.rename(old)
-            tmp.rename(target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        if tmp.is_dir():
-            shutil.rmtree(tmp, ignore_errors=True)
-        elif tmp.exists():
-            tmp.unlink()
-        raise
+    with Staging(overwrite) as stage:
+        yield stage.path(target, folder, flag)
 
 
 def _arrow_column(codes: np.ndarray, labels: np.ndarray | None):
@@ -144,12 +337,22 @@ def _write_parquet_file(path: Path, columns: Mapping[str, np.ndarray], labels: M
             writer.close()
 
 
+def _into(stage: Staging | None, target, folder: bool = False):
+    """A temporary for ``target``: staged in ``stage`` (moved with its other outputs), or on its own."""
+    return contextlib.nullcontext(stage.path(target, folder)) if stage is not None else atomic_path(target, folder)
+
+
 def write_parquet(path: str | os.PathLike, columns: Mapping[str, np.ndarray],
-                  labels: Mapping[str, np.ndarray | None] | None = None, batch_rows: int | None = None) -> Path:
-    """Write one Parquet file of dictionary-encoded columns (``labels[c]`` None: plain values), atomically."""
+                  labels: Mapping[str, np.ndarray | None] | None = None, batch_rows: int | None = None,
+                  stage: Staging | None = None) -> Path:
+    """Write one Parquet file of dictionary-encoded columns (``labels[c]`` None: plain values), atomically.
+
+    ``stage``: a :class:`Staging` the file joins (moved into place with its
+    other outputs when it ends) instead of being moved at once.
+    """
     labels = dict(labels or {})
     n = len(next(iter(columns.values()))) if columns else 0
-    with atomic_path(path) as tmp:
+    with _into(stage, path) as tmp:
         _write_parquet_file(tmp, columns, labels, 0, n, batch_rows or BATCH_ROWS)
     return Path(path)
 
@@ -160,12 +363,13 @@ def part_name(i: int) -> str:
 
 def write_dataset(folder: str | os.PathLike, columns: Mapping[str, np.ndarray],
                   labels: Mapping[str, np.ndarray | None] | None = None, bounds: Sequence[int] | None = None,
-                  extra: Mapping[str, bytes] | None = None, batch_rows: int | None = None) -> list[Path]:
+                  extra: Mapping[str, bytes] | None = None, batch_rows: int | None = None,
+                  stage: Staging | None = None) -> list[Path]:
     """Write a Parquet dataset folder (parts of at most :data:`PART_ROWS` rows, or split at ``bounds``).
 
     ``bounds``: the first row of each part after the first (ascending);
-    ``extra``: other files to write in the folder (``{MANIFEST_NAME: bytes}``).
-    Returns the files' final paths.
+    ``extra``: other files to write in the folder (``{MANIFEST_NAME: bytes}``);
+    ``stage``: as for :func:`write_parquet`.  Returns the files' final paths.
     """
     labels = dict(labels or {})
     n = len(next(iter(columns.values()))) if columns else 0
@@ -174,7 +378,7 @@ def write_dataset(folder: str | os.PathLike, columns: Mapping[str, np.ndarray],
     edges = [0, *[int(b) for b in bounds], n]
     folder = Path(folder)
     names = []
-    with atomic_path(folder, folder=True) as tmp:
+    with _into(stage, folder, folder=True) as tmp:
         for i, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
             _write_parquet_file(tmp / part_name(i), columns, labels, lo, hi, batch_rows or BATCH_ROWS)
             names.append(part_name(i))
@@ -223,8 +427,6 @@ def stream_dataset(folder: str | os.PathLike, batches, part_rows: int | None = N
 
 def neutral_labels(labels: np.ndarray) -> np.ndarray:
     """Text labels with a leading quote where a spreadsheet would run them as a formula (see neutralise)."""
-    from ..release import neutralise
-
     return neutralise(pd.DataFrame({"v": pd.Series(labels, dtype=object)}))["v"].to_numpy(dtype=object)
 
 
@@ -242,8 +444,6 @@ def csv_chunks(columns: Mapping[str, np.ndarray], labels: Mapping[str, np.ndarra
     """
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from ..release import neutralise
 
     batch_rows = batch_rows or CSV_BATCH_ROWS
     names = list(columns)
@@ -313,9 +513,10 @@ def _string_bytes(array) -> bytes:
 
 
 def write_csv(path: str | os.PathLike, columns: Mapping[str, np.ndarray],
-              labels: Mapping[str, np.ndarray | None] | None = None, batch_rows: int | None = None) -> Path:
-    """Write a coded table as CSV in batches (see :func:`csv_chunks`), atomically."""
-    with atomic_path(path) as tmp:
+              labels: Mapping[str, np.ndarray | None] | None = None, batch_rows: int | None = None,
+              stage: Staging | None = None) -> Path:
+    """Write a coded table as CSV in batches (see :func:`csv_chunks`), atomically (``stage``: as for write_parquet)."""
+    with _into(stage, path) as tmp:
         with open(tmp, "wb") as fh:
             for chunk in csv_chunks(columns, dict(labels or {}), batch_rows):
                 fh.write(chunk)

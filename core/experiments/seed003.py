@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .. import bucketing as bk
+from ..mechanisms import bucketization_algorithm as bk
 from ..errors import ParameterError, WorkbenchError, clip
 from ..evaluate import evaluate
 from ..figures import PALETTE, TRUTH, mechanism_colour

@@ -603,7 +603,7 @@ def _priview_exact(data: Dataset, s: dict[str, Any], progress=None) -> Experimen
                   "promise (exact presence and association from the published tables within α and β) at the cost "
                   "of larger groups and records left out; left-out records count as undercounts here.")],
         tables=[("Privacy and loss", pd.DataFrame(rows), "Exact measures are computed from the published tables "
-                 "over all possible worlds (core.ambiguity.priview_stats); Theorem 6's are the paper's formulas.")],
+                 "over all possible worlds (core.mechanisms.ambiguity_algorithm.priview_stats); Theorem 6's are the paper's formulas.")],
         notes=notes, data={"rows": rows, "errors": series})
 
 

@@ -7,12 +7,12 @@ Ambiguity publishes, per QI-group, one auxiliary table per QI attribute
 PriView publishes ``AT(QI minus A_j, GID)`` (one row per record, as in
 Fig. 9a) and ``ST(GID, A_j, SA, Count)``; the split A_j with the lowest
 expected loss is kept.  Groups come from the greedy of section 7
-(:func:`core.ambiguity.build_groups`, where the choices the paper leaves
+(:func:`core.mechanisms.ambiguity_algorithm.build_groups`, where the choices the paper leaves
 open are written down).
 
 Estimation is Fig. 5: per group, ``c x prod_i l_i/k_i`` for equality, range
-and IN conditions (:class:`core.ambiguity.AmbiguityIndex`); PriView's
-two-table form via :func:`core.ambiguity.priview_records` (weighted cells
+and IN conditions (:class:`core.mechanisms.ambiguity_algorithm.AmbiguityIndex`); PriView's
+two-table form via :func:`core.mechanisms.ambiguity_algorithm.priview_records` (weighted cells
 from one sparse product of the AT's group index and the ST, counted per
 attribute subset by :class:`core.counting.Records`).
 
@@ -24,7 +24,7 @@ and explained in the notes.
 Privacy (manifest): ``max_presence`` and ``max_association`` recomputed
 from the published tables; for PriView these are the exact values (the
 paper's Theorem 6 understates them: module docstring of
-:mod:`core.ambiguity`), with Theorem 6's printed values beside them as
+:mod:`core.mechanisms.ambiguity_algorithm`), with Theorem 6's printed values beside them as
 ``max_presence_paper`` and ``max_association_paper``.
 
 Guarantee (``_Grouped.guarantee``): (alpha, beta)-privacy (Definition
@@ -57,7 +57,7 @@ import numpy as np
 
 import math
 
-from .. import ambiguity as amb
+from . import ambiguity_algorithm as amb
 from .. import guarantee as G
 from ..counting import QueryBatch, select
 from ..errors import NotEligible, clip
@@ -136,7 +136,7 @@ def unplaced_note(data: Dataset, group: np.ndarray, beta: float, min_size: int =
 
 
 def exact_bound(data: Dataset, values: Mapping[str, Any]) -> dict | None:
-    """:func:`core.ambiguity.exact_placeable` for the given split, or the best split the exact construction can use.
+    """:func:`core.mechanisms.ambiguity_algorithm.exact_placeable` for the given split, or the best split the exact construction can use.
 
     None when no split can be used (``check`` says why).  Adds ``split``: the
     split the bound is for.
@@ -362,7 +362,7 @@ class PriView(_Grouped):
                     "the exact ones can exceed α and β) or 'exact' (groups built so that the exact presence and "
                     "association read from the published tables stay within α and β; larger groups, fewer records "
                     "placed).", "paper", kind="choice", choices=("paper", "exact"),
-                    paper="seed 004 §7-8 ('paper'); 'exact' is ours (core.ambiguity.build_exact_groups)"))
+                    paper="seed 004 §7-8 ('paper'); 'exact' is ours (core.mechanisms.ambiguity_algorithm.build_exact_groups)"))
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
         if values.get("construction") == "exact":
@@ -409,7 +409,7 @@ class PriView(_Grouped):
         """Greedy groups, split A_j by lowest loss, then AT(QI minus A_j, GID) and ST(GID, A_j, SA, Count).
 
         With ``construction = "exact"`` the groups come from
-        :func:`core.ambiguity.build_exact_groups` (bucketized on (A_j, SA),
+        :func:`core.mechanisms.ambiguity_algorithm.build_exact_groups` (bucketized on (A_j, SA),
         proof of the bound in its docstring); without a given split, every
         QI with at least ⌈1/α⌉ values is tried and the one that places most
         records is kept (ties: the first in QI order).
@@ -571,7 +571,7 @@ def possible_worlds(release: Release, codes: Mapping[str, int]) -> list[dict[str
     number of possible worlds C(J, |G|) and of interesting worlds
     C(J - 1, |G| - 1) (Theorem 1's proof), presence |IW|/|PW| = |G|/J, and
     the association of each SA value; for PriView also the exact values
-    computed from the tables (module docstring of :mod:`core.ambiguity`).
+    computed from the tables (module docstring of :mod:`core.mechanisms.ambiguity_algorithm`).
     """
     qi, sa = list(release.source["qi"]), release.source["sensitive"]
     st = release.tables["st"]

@@ -5,7 +5,7 @@ share must stay at most f'_i (Definition 2).  By default
 ``f'_i = min(1, theta f_i + b)`` (seed 003 §7.1); a steward can override
 f'_i for a few highly sensitive values (``overrides``, e.g.
 ``"Exec-managerial=0.05;Sales=0.1"``).  Buckets of several sizes are formed
-(:mod:`core.bucketing`): ``sizes=two`` the optimal two-size setting
+(:mod:`core.mechanisms.bucketization_algorithm`): ``sizes=two`` the optimal two-size setting
 (Algorithm 1), ``multi`` the heuristic of Algorithm 2 (default),
 ``optimal`` the integer program (small problems only).  Records are dealt
 to size classes (record partition, §4.3) and to buckets by round-robin
@@ -33,7 +33,7 @@ the same numbers as :func:`core.mechanisms.base.bucket_records` (a test
 checks it), counted from one QIT index times the ST instead of expanding
 every record by its bucket's ST (:meth:`core.counting.Records.from_groups`).
 
-Choices where the paper is silent: see :mod:`core.bucketing`; besides,
+Choices where the paper is silent: see :mod:`core.mechanisms.bucketization_algorithm`; besides,
 ``sigma`` larger than the number of values absent from some bucket is
 refused (fakes must be distinct and absent), and the fakes of a bucket are
 drawn uniformly among its absent values.
@@ -64,7 +64,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .. import bucketing as bk
+from . import bucketization_algorithm as bk
 from .. import guarantee as G
 from ..counting import QueryBatch, Records, select
 from ..errors import NotEligible
@@ -118,10 +118,10 @@ class BucketPlan(Plan):
     order, then input order): a different but equally uniform dealing.
 
     ``slots`` (the local engine in the app only, :mod:`core.engine.memo`):
-    every record's :func:`core.bucketing.deal_slots`, kept between moves
+    every record's :func:`core.mechanisms.bucketization_algorithm.deal_slots`, kept between moves
     of theta since they depend on the seed and the SA values only; the
     plan then needs no rank (``rank_by=None``), and a record's bucket is
-    its slot's (:func:`core.bucketing.slot_buckets`, computed once for the
+    its slot's (:func:`core.mechanisms.bucketization_algorithm.slot_buckets`, computed once for the
     whole table when the first batch is applied).  With the memo the plan
     also gives its column in published order at once (:meth:`in_order`).
     Slots and memo are dropped when the plan is pickled (the Dask engine
@@ -180,7 +180,7 @@ class BucketPlan(Plan):
 
 
 def _dealing_slots(summary, seed: int, total: np.ndarray) -> np.ndarray | None:
-    """Every record's :func:`core.bucketing.deal_slots`, from the app's memo (None without one).
+    """Every record's :func:`core.mechanisms.bucketization_algorithm.deal_slots`, from the app's memo (None without one).
 
     Computed once per table and seed for the whole table (ranks by SA in
     input order, as the engine counts them), in the narrowest unsigned type.
@@ -222,7 +222,7 @@ def _worst_shares(pl: bk.Bucketing, m: int) -> np.ndarray:
 
     RRA gives value x ``floor`` or ``ceil(c / b)`` records in each of the b
     buckets of size S of a class where it has c records
-    (:func:`core.bucketing.bucket_entries`), so its worst share there is
+    (:func:`core.mechanisms.bucketization_algorithm.bucket_entries`), so its worst share there is
     ``ceil(c / b) / S``: the same numbers as the cells' ``count / size``.
     """
     per, nb, size = bk.classes_by_size(pl)
@@ -303,11 +303,11 @@ class Bucketization(Mechanism):
     planned = True
 
     def plan(self, summary: Combos, values: Mapping[str, Any], seed: int) -> BucketPlan:
-        """Setting and class counts from the SA counts; records dealt by rank (:func:`core.bucketing.assign_ranked`).
+        """Setting and class counts from the SA counts; records dealt by rank (:func:`core.mechanisms.bucketization_algorithm.assign_ranked`).
 
         Every bucket's counts per value follow from the class counts (RRA),
         so the ST is built here, already sorted by (bucket id, value)
-        (:func:`core.bucketing.published_cells`); the
+        (:func:`core.mechanisms.bucketization_algorithm.published_cells`); the
         bucket ids are a random permutation drawn at group level
         (:func:`core.shuffle.relabel`, purpose ``"bucket/bid"``) and the fakes
         of ``sigma > 0`` are drawn per (bucket, value) (purpose

@@ -53,11 +53,13 @@ from typing import Any, Callable, Mapping, Sequence
 import streamlit as st
 from streamlit.logger import get_logger
 
+from core import api as _api
 from core import evaluate as _evaluate
 from core import mechanisms as _mechanisms
 from core.bounds import BOUNDS
 from core import lru as core_lru
 from core.lru import ByteLRU, budget_bytes, fix_mmap_threshold, give_back_memory, nbytes
+from core.session import Setting
 from core.table import Dataset, Table, bind, load_table
 
 TTL = 2 * 3600  # seconds; st.cache_data entries (curves, attack simulations) leave memory at the latest after this
@@ -483,16 +485,16 @@ def eligibility(_data: Dataset, data_key: str, mechanism: str, params: tuple) ->
 
 @memo("verdicts")
 def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
-    """``core.mechanisms.verdict`` (with the nearest setting that meets the guarantee), on the cached release."""
+    """``core.api.verdict`` (with the nearest setting that meets the guarantee), on the cached release."""
     ok = eligibility(_data, data_key, mechanism, params)[0]
     rel = release(_data, data_key, mechanism, params, seed) if ok else None
-    return _mechanisms.verdict(_data, mechanism, dict(params), int(seed), release=rel)
+    return _api.verdict(_data, Setting(mechanism, dict(params), int(seed)), release=rel)
 
 
 @memo("releases", remeasure=True)
 def release(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
-    """``core.mechanisms.sanitize`` for resolved ``params`` and an int ``seed``."""
-    return _mechanisms.sanitize(_data, mechanism, dict(params), int(seed))
+    """``core.api.build``: the release of resolved ``params`` and an int ``seed`` (the front door's)."""
+    return _api.build(_data, Setting(mechanism, dict(params), int(seed)))
 
 
 @memo("workloads")

@@ -26,7 +26,7 @@ from core.table import Dataset
 from ..fmt import md
 
 THETAS = (2, 4, 8, 16, 32)
-#: f′ at or above this is a threshold of 1 (the mechanism's own tolerance, core.bucketing.EPS)
+#: f′ at or above this is a threshold of 1 (the mechanism's own tolerance, core.mechanisms.bucketization_algorithm.EPS)
 ONE = 1 - 1e-9
 
 

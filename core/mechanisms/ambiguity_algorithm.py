@@ -75,7 +75,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import gammaln
 
-from .counting import QueryBatch, Records
+from ..counting import QueryBatch, Records
 
 #: relative tolerance on presence/association comparisons (products are exact in float64 here)
 _TOL = 1e-12

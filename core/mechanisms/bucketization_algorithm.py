@@ -64,7 +64,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from .errors import NotEligible, ParameterError, clip
+from ..errors import NotEligible, ParameterError, clip
 
 EPS = 1e-9
 #: largest integer program :func:`optimal` accepts: values x sizes
@@ -115,7 +115,7 @@ def parse_overrides(text: str, labels: Sequence, owner: str = "bucketization") -
             raise ParameterError(
                 f"The 'overrides' parameter of {owner} names '{clip(name)}', which is not a value of the "
                 f"sensitive attribute ({shown}).")
-        from .params import parse_number
+        from ..params import parse_number
 
         number = parse_number(value)
         if number is None or not 0 < number <= 1:
@@ -901,7 +901,7 @@ def deal_positions(seed: int, sa: np.ndarray, rank: np.ndarray, total: np.ndarra
     bucket setting, so the app keeps it between moves of theta
     (:mod:`core.engine.memo`).
     """
-    from . import shuffle
+    from .. import shuffle
 
     sa = np.asarray(sa, dtype=np.int64)
     return shuffle.permute(seed, "bucket/deal", sa, rank, np.asarray(total, dtype=np.int64)[sa])
@@ -948,7 +948,7 @@ def slot_buckets(plan: Bucketing, ids: np.ndarray | None = None) -> np.ndarray:
 
 def assign_dealt(plan: Bucketing, sa: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """:func:`assign_ranked` given each record's :func:`deal_positions`: its size class, then its bucket by RRA."""
-    from . import shuffle
+    from .. import shuffle
 
     per, nb, _ = classes_by_size(plan)
     k, m = per.shape
@@ -1101,7 +1101,7 @@ def sort_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: i
     :func:`published_cells` packs the bucketing's own cells as it builds
     them.
     """
-    from .table import code_dtype
+    from ..table import code_dtype
 
     g, x, c = (np.asarray(a, dtype=np.int64) for a in (g, x, c))
     cbits = max(1, int(c.max(initial=0)).bit_length())
@@ -1120,7 +1120,7 @@ def sort_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: i
 def _unpack(packed: np.ndarray, xbits: int, cbits: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(bucket, value, count)`` of cells packed as ``bucket << (xbits + cbits) | value << cbits | count``
     (``packed`` becomes the bucket column, in place)."""
-    from .table import code_dtype
+    from ..table import code_dtype
 
     count = packed & np.int64((1 << cbits) - 1)
     packed >>= np.int64(cbits)
