@@ -12,6 +12,7 @@ import streamlit as st
 
 from core import figures
 from core.errors import WorkbenchError
+from core.intervals import count_intervals, people
 from core.mechanisms import MECHANISMS
 from core.params import resolve
 from core.recommend import SETTINGS, Goals, choose, per_answer_budget
@@ -40,6 +41,13 @@ _TITLES = {n: MECHANISMS[n].title for n in MECHANISMS}
 def _results(_data, data_key: str) -> dict:
     """``{"lock", "outcomes"}``: job key -> ("point", Point) or ("skipped", message), oldest first."""
     return {"lock": threading.Lock(), "outcomes": OrderedDict()}
+
+
+@cached.memo("count intervals")
+def _count_intervals(_data, data_key: str, name: str, params: tuple, seed: int, queries: int):
+    """The setting's count intervals in people (:func:`core.intervals.count_intervals`) on the map's workload."""
+    wl = cached.workload(_data, data_key, "seed000", cached.items({"queries": queries, "max_attrs": 3, "seed": seed}))
+    return count_intervals(_data, name, dict(params), seed, workload=wl)
 
 
 def _job_key(data_key: str, name: str, params: dict, seed: int, queries: int, records: int) -> tuple:
@@ -329,7 +337,16 @@ else:
     m3.metric("small counts within 30%", "n/a" if selected.small_sum_disclosure is None
               else f"{selected.small_sum_disclosure:.1%}")
     m4.metric("large-count error", "n/a" if selected.large_error is None else f"{selected.large_error:.3g}")
-    st.dataframe(pd.DataFrame(selected.bands), hide_index=True, key="to_detail_bands")
+    bands = pd.DataFrame(selected.bands)
+    try:
+        ci = _count_intervals(data, data.key, selected.mechanism, cached.items(selected.params), seed, queries)
+    except WorkbenchError as exc:
+        st.caption(f"Count intervals not available: {md(exc)}")
+    else:
+        st.markdown("In people: " + md(ci.sentence()) + f"; {md(ci.method)}.")
+        half = {b.label: b.half_width for b in ci.bands}
+        bands["95% interval (± people)"] = [None if half.get(n) is None else people(half[n]) for n in bands["name"]]
+    st.dataframe(bands, hide_index=True, key="to_detail_bands")
 
     def _open(name=selected.mechanism, params=dict(selected.params)):
         ss[state.MECH] = name
