@@ -631,11 +631,8 @@ def _mechanism_guess(data: Dataset, release: Release, qi: np.ndarray, mode: int)
 def _prior(release: Release, data: Dataset) -> np.ndarray:
     """The SA distribution the release estimates (the whole table's, as the mechanism's estimator reads it)."""
     batch = QueryBatch(attrs=(), values=np.zeros((data.m, 0), np.int64), sa=np.eye(data.m, dtype=bool))
-    try:
-        est = np.asarray(mechanisms.estimate(release, [batch]), float)
-    except Exception:  # an estimator that needs a QI condition: fall back to the published marginal below
-        est = np.zeros(data.m)
-    est = np.clip(np.nan_to_num(est), 0, None)
+    # every estimator answers the empty QI condition (unbiased ones may go below 0: clipped)
+    est = np.clip(np.nan_to_num(np.asarray(mechanisms.estimate(release, [batch]), float)), 0, None)
     if est.sum() <= 0:
         est = data.sa_counts.astype(float)
     return est / est.sum()
