@@ -46,6 +46,15 @@ class GuaranteeNotMet(Exception):
     """``require_guarantee``: the release does not meet its guarantee plainly; the message is the verdict's line."""
 
 
+class RiskTooHigh(GuaranteeNotMet):
+    """``max_risk``: the measured risk's interval reaches above the limit, or the risk could not be measured."""
+
+
+#: the risk is measured on tables of at most this many records (issue 22: within 5 s at 1M rows); a larger
+#: table's manifest says it was not measured and why, on every engine alike (same manifest bytes)
+RISK_ROWS = 1_000_000
+
+
 # ------------------------------------------------------------------ the request
 @dataclass(frozen=True)
 class Request:
@@ -72,6 +81,10 @@ class Request:
     require_guarantee: bool = False
     #: the decision record (``Decision.to_json(pins)``) the manifest carries; see :func:`session_request`
     decision: Mapping[str, Any] | None = None
+    #: measure the release's risk (:func:`measure_risk`) into the outcome and the manifest
+    risk: bool = True
+    #: refuse (:class:`RiskTooHigh`) a release whose measured risk's interval reaches above this
+    max_risk: float | None = None
 
     def check(self) -> None:
         """Parameter and mechanism errors, before the (slower) load."""
@@ -92,13 +105,15 @@ class Outcome:
     written: list[Path] = field(default_factory=list)
     #: the Dask engine's run (engine, partitions, workers, seconds); None on the local engine
     run: Mapping[str, Any] | None = None
+    #: the manifest's risk block (:func:`measure_risk`, or :data:`NOT_ASKED`)
+    risk: Mapping[str, Any] | None = None
 
     @property
     def decision(self) -> Mapping[str, Any] | None:
         return self.request.decision
 
     def manifest(self) -> dict[str, Any]:
-        return self.release.manifest(decision=self.decision)
+        return self.release.manifest(decision=self.decision, risk=self.risk)
 
 
 def with_seed(request: Request) -> Request:
@@ -181,6 +196,74 @@ def _require(request: Request, verdict: "Verdict | None") -> None:
         raise GuaranteeNotMet(" ".join(verdict.line().split()))
 
 
+def measure_risk(data: "Dataset", setting: "Setting", verdict: "Verdict | None" = None) -> dict[str, Any]:
+    """The manifest's risk block: the release's measured risk in plain words, beside its verdict.
+
+    :func:`core.risk.assess` attacks a measurement release of a seeded 80%
+    of the table and scores each attacker against the held-out 20%; the
+    block holds its figures (risk, 95% interval, split, attacks,
+    measurement seed), ``sentence`` (the plain-language figure) and
+    ``beside_verdict`` (one sentence setting the verdict and the risk side
+    by side, :func:`core.risk.reconcile`).  A table of more than
+    :data:`RISK_ROWS` records, or one the measurement cannot run on, gets
+    ``{"measured": false, "why": ...}``: said, never silently missing.
+    Same table, setting and seed, same block (no timings).
+    """
+    return beside_verdict(assess_risk(data, setting), verdict)
+
+
+def assess_risk(data: "Dataset", setting: "Setting") -> dict[str, Any]:
+    """The risk block of :func:`measure_risk` without the sentence beside the verdict (the pages cache this)."""
+    from . import risk as _risk
+    from .errors import WorkbenchError
+
+    if data.n > RISK_ROWS:
+        return _unmeasured(data.n)
+    try:
+        assessment = _risk.assess(data, setting.mechanism, dict(setting.params), int(setting.seed))
+    except WorkbenchError as exc:
+        return {"measured": False, "why": str(exc)}
+    return {"measured": True, **assessment.to_json(), "sentence": assessment.sentence(list(data.qi), data.sa)}
+
+
+def beside_verdict(block: Mapping[str, Any], verdict: "Verdict | None") -> dict[str, Any]:
+    """``block`` with ``beside_verdict``: the verdict and the measured risk reconciled in one sentence."""
+    from . import risk as _risk
+
+    block = dict(block)
+    if verdict is not None and block.get("measured"):
+        try:
+            block["beside_verdict"] = _risk.reconcile(verdict.outcome, (block["risk"], *block["interval"]))
+        except ValueError:  # an outcome reconcile does not name: the verdict's line stands alone
+            pass
+    return block
+
+
+#: the risk block of a release whose request turned the measurement off (said in the manifest, not left out)
+NOT_ASKED = {"measured": False, "why": "The risk measurement was turned off for this release."}
+
+
+def _unmeasured(rows: int) -> dict[str, Any]:
+    return {"measured": False,
+            "why": f"The table has {rows:,} records; the risk is measured on tables of at most {RISK_ROWS:,} "
+                   "(a seeded sample of this table, loaded as its own table, can be measured)."}
+
+
+def _check_risk(request: Request, block: Mapping[str, Any] | None) -> None:
+    """``max_risk``: refuse a release whose interval's upper end exceeds the limit, or whose risk is unmeasured."""
+    if request.max_risk is None:
+        return
+    if not block or not block.get("measured"):
+        why = (block or {}).get("why", "the risk was not measured")
+        raise RiskTooHigh(f"--max-risk {format_value(request.max_risk)}: the release's risk could not be measured "
+                          f"({why.rstrip('.')}); nothing was written.")
+    high = block["interval"][1]
+    if high > request.max_risk:
+        raise RiskTooHigh(f"--max-risk {format_value(request.max_risk)}: the release adds {block['risk']:.3f} of the "
+                          f"possible risk (95% interval {block['interval'][0]:.3f}-{high:.3f}), whose upper end is "
+                          "above the limit; nothing was written. Choose a safer setting or a higher limit.")
+
+
 def sanitize(request: Request, out: str | Path | None = None, manifest: str | Path | None = None) -> Outcome:
     """The release of ``request``, judged; written (release and manifest) when ``out`` is given.
 
@@ -202,7 +285,9 @@ def sanitize(request: Request, out: str | Path | None = None, manifest: str | Pa
     release = build(data, request.setting)
     verdict = judge(data, release)
     _require(request, verdict)
-    outcome = Outcome(request, release, verdict, data)
+    risk = measure_risk(data, request.setting, verdict) if request.risk else NOT_ASKED
+    _check_risk(request, risk)
+    outcome = Outcome(request, release, verdict, data, risk=risk)
     if out is not None:
         write(outcome, out, manifest)
     return outcome
@@ -212,7 +297,7 @@ def write(outcome: Outcome, out: str | Path, manifest: str | Path | None = None)
     """Write the outcome's release and manifest (:func:`core.release.write`); returns the paths written."""
     from . import release as rel
 
-    outcome.written = rel.write(outcome.release, out, manifest, decision=outcome.decision)
+    outcome.written = rel.write(outcome.release, out, manifest, decision=outcome.decision, risk=outcome.risk)
     return outcome.written
 
 
@@ -242,13 +327,23 @@ def _sanitize_dask(request: Request, out, manifest) -> Outcome:
         raise DataError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the whole "
                         "table to propose them).")
     setting = request.setting
+    measured: dict[str, Any] = {"risk": NOT_ASKED}
 
     def require(release):
         _require(request, release.verdict)
+        if request.risk:
+            # measured on the table itself, loaded here when it is small enough (RISK_ROWS), so the manifest is
+            # the local engine's byte for byte; a larger table's block says so on both engines alike
+            rows = int(release.source["rows"])
+            measured["risk"] = (measure_risk(dataset(request), setting, release.verdict) if rows <= RISK_ROWS
+                                else _unmeasured(rows))
+            _check_risk(request, measured["risk"])
 
     done = dk.sanitize(request.data, request.sensitive, list(request.qi), setting.mechanism, dict(setting.params),
-                       setting.seed, out, manifest=manifest, require=require, **dask_options(request))
-    return Outcome(request, done.release, done.release.verdict, None, list(done.written), done.run)
+                       setting.seed, out, manifest=manifest, require=require, risk=lambda _: measured.get("risk"),
+                       **dask_options(request))
+    return Outcome(request, done.release, done.release.verdict, None, list(done.written), done.run,
+                   risk=measured.get("risk"))
 
 
 # ------------------------------------------------------------------ sessions
@@ -434,6 +529,7 @@ def evaluate(request: Request, kind, settings: dict[str, Any]) -> tuple[dict[str
         data = dataset(request)
         workload = kind.make(data, settings)
         result = run(data, mech.name, raw, workload, seed).to_json()
+    result["count_intervals"] = people_intervals(request, data, mech.name, raw, seed)
     if joint_too:
         from .workloads import make_workload
 
@@ -444,6 +540,31 @@ def evaluate(request: Request, kind, settings: dict[str, Any]) -> tuple[dict[str
     if said:
         result["notes"] = said
     return result, data, said, seed
+
+
+def people_intervals(request: Request, data, mechanism: str, raw: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """The 95% interval of a count's estimate in people (:func:`core.intervals.count_intervals`), or why not.
+
+    At counts 10 and 1,000 and per band of a seed 000 pool of 2,000 queries
+    drawn with the release's seed (whatever workload the evaluation used: the
+    same pool on every engine and every page), on tables of at most
+    :data:`RISK_ROWS` records; the Dask engine loads such a table here so
+    both engines print the same figures.
+    """
+    from .errors import WorkbenchError
+    from .intervals import count_intervals
+    from .table import Dataset
+
+    rows = int(data.n)
+    if rows > RISK_ROWS:
+        return {"measured": False, "why": f"The table has {rows:,} records; count intervals are measured on tables "
+                                          f"of at most {RISK_ROWS:,}."}
+    if not isinstance(data, Dataset):  # the Dask engine's summary: the table itself, read here
+        data = dataset(request)
+    try:
+        return {"measured": True, **count_intervals(data, mechanism, raw, seed).to_json()}
+    except WorkbenchError as exc:
+        return {"measured": False, "why": str(exc)}
 
 
 # ------------------------------------------------------------------ the explorer and the report

@@ -209,6 +209,15 @@ def _randomness(text: str) -> int:
     return value
 
 
+def _risk_limit(text: str) -> str:
+    """argparse type of ``--max-risk``: kept as typed; read and range-checked by :func:`_risk_options`.
+
+    Checked there, not here, so that a repeated ``--max-risk`` is refused
+    as given twice before either value is judged.
+    """
+    return text
+
+
 def _seed(text: str) -> int:
     """argparse type of ``--seed``: a whole number the release's generator accepts (see core.mechanisms.check_seed)."""
     from .mechanisms import check_seed
@@ -269,6 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the randomness version the release was drawn with (a manifest's reproduce command gives "
                         "it): refused when this workbench draws differently, instead of writing a different "
                         "release; with --session, this version's number writes its release of an older session")
+    p.add_argument("--max-risk", type=_risk_limit, metavar="R",
+                   help="write nothing and exit with status 3 (one line on stderr) unless the release's measured "
+                        "risk (the added risk of core.risk: attribute inference against a held-out control set) has "
+                        "a 95%% interval whose upper end is at most R, in [0, 1]; refused too when the risk cannot "
+                        "be measured")
+    p.add_argument("--no-risk", action="store_true",
+                   help="do not measure the release's risk (the manifest then says it was turned off); the risk is "
+                        "measured by default on tables of at most 1,000,000 records, in about a second on Adult")
     p.add_argument("--require-guarantee", action="store_true",
                    help="write nothing and exit with status 3 (one line on stderr: what fails and the nearest "
                         "setting that meets it) unless the release meets its mechanism's own guarantee plainly: on "
@@ -522,6 +539,21 @@ def _request(args, **extra):
                    partition_rows=getattr(args, "partition_rows", None), **extra)
 
 
+def _risk_options(args) -> dict[str, Any]:
+    """``sanitize``'s risk flags as the request's ``risk`` and ``max_risk`` (both given: refused, not ignored)."""
+    from .params import parse_number
+
+    if args.max_risk is None:
+        return {"risk": not args.no_risk, "max_risk": None}
+    if args.no_risk:
+        raise _UsageError("python -m core sanitize: --max-risk needs the risk measured; leave out --no-risk.")
+    value = parse_number(args.max_risk)
+    if value is None or not 0 <= value <= 1:
+        raise _UsageError(f"python -m core sanitize: --max-risk takes an added risk between 0 and 1 (e.g. 0.05), "
+                          f"not '{clip(args.max_risk)}'.")
+    return {"risk": True, "max_risk": float(value)}
+
+
 def cmd_sanitize(args) -> dict[str, Any]:
     from . import api, mechanisms
 
@@ -544,20 +576,22 @@ def cmd_sanitize(args) -> dict[str, Any]:
     if missing:
         raise _UsageError(f"python -m core sanitize: give {', '.join(missing)} (or --session FILE) (see --help)")
     mechanisms.get(args.mechanism).resolve(_params(args))  # parameter errors before --band's and the load
-    outcome = api.sanitize(_request(args, require_guarantee=args.require_guarantee), out=args.out,
-                           manifest=args.manifest)
+    outcome = api.sanitize(_request(args, require_guarantee=args.require_guarantee, **_risk_options(args)),
+                           out=args.out, manifest=args.manifest)
     return _sanitize_output(args, outcome)
 
 
 def _sanitize_session(args) -> dict[str, Any]:
     """``sanitize --session F``: the session's table, columns and current setting; flags override and say so."""
+    from dataclasses import replace
+
     from . import api
 
     given = api.Overrides(data=args.data, options=_read_options(args), mechanism=args.mechanism,
                           params=_params(args), seed=args.seed, sensitive=args.sensitive, qi=args.qi,
                           bands=_bands(args), randomness=args.randomness)
     asked = api.session_request(args.session, given, require_guarantee=args.require_guarantee)
-    outcome = api.sanitize(asked.request, out=args.out, manifest=args.manifest)
+    outcome = api.sanitize(replace(asked.request, **_risk_options(args)), out=args.out, manifest=args.manifest)
     for note in asked.notes:
         print(f"note: {note}", file=sys.stderr)
     out = _sanitize_output(args, outcome)
@@ -574,10 +608,19 @@ def _sanitize_output(args, outcome) -> dict[str, Any]:
         out["verdict"] = verdict.to_dict()
     if outcome.run is not None:
         out["run"] = outcome.run
+    if outcome.risk is not None:
+        out["risk"] = outcome.risk
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
         if verdict is not None:
             lines.append(f"verdict: {' '.join(verdict.line().split())}")
+        risk = outcome.risk
+        if risk is not None and risk.get("measured"):
+            lines.append(f"risk: {risk['sentence']}")
+            if risk.get("beside_verdict"):
+                lines.append(f"verdict and risk: {risk['beside_verdict']}")
+        elif risk is not None:
+            lines.append(f"risk: not measured: {risk['why']}")
         lines += identifier_warnings(outcome.data) if outcome.data is not None else []
         for note in release.notes:
             lines.append(f"note: {note}")
@@ -628,6 +671,9 @@ def cmd_evaluate(args) -> dict[str, Any]:
         if "joint" in result:
             lines.append(f"joint queries (... AND {data.sa} = a AND {_params(args)['sa2']} = b), workload joint:")
             block(result["joint"])
+        people = result.get("count_intervals") or {}
+        lines.append("in people: " + (people["sentence"] if people.get("measured") else
+                                      f"not measured: {people.get('why', '')}"))
         lines += [f"note: {n}" for n in said]
         result["_text"] = "\n".join(lines)
     return result

@@ -51,6 +51,27 @@ LABELS = {
 #: short forms (table headers, chart legends)
 SHORT = {CANNOT_RUN: "cannot run", FAILS: "runs but fails", MEETS: "meets"}
 
+#: what a verdict stands for as the pages, the report and the CLI show it (issue 23 §2): the three outcomes, with a
+#: meets split by what qualifies it, so "meets" (green) is kept for a plain meet.  :attr:`Verdict.standing`.
+PLAIN = "meets"
+QUALIFIED = "qualified"
+VACUOUS = "vacuous"
+LITTLE = "publishes_little"
+STANDINGS = (PLAIN, QUALIFIED, VACUOUS, LITTLE, FAILS, CANNOT_RUN)
+STANDING_LABELS = {
+    PLAIN: "meets its guarantee",
+    QUALIFIED: "meets its guarantee, qualified",
+    VACUOUS: "meets its guarantee only vacuously",
+    LITTLE: "meets its guarantee but publishes little",
+    FAILS: LABELS[FAILS],
+    CANNOT_RUN: LABELS[CANNOT_RUN],
+}
+#: short forms of the standings (table cells, legends)
+STANDING_SHORT = {PLAIN: "meets", QUALIFIED: "meets, qualified", VACUOUS: "vacuous", LITTLE: "publishes little",
+                  FAILS: "fails", CANNOT_RUN: "cannot run"}
+#: a release that publishes fewer than this share of the records meets its guarantee but "publishes little"
+LITTLE_SHARE = 0.5
+
 #: the CLI's exit status when ``--require-guarantee`` is given and the release does not meet its guarantee
 EXIT_NOT_MET = 3
 
@@ -181,12 +202,14 @@ class Verdict:
         """Meets its guarantee unqualified: every record published, every value within its scope, non-vacuously.
 
         Exactly a meets with no :meth:`qualifiers`: records left unpublished,
-        values outside the guarantee's scope (``outside``) or a vacuous
-        guarantee each make it a qualified meets, never a plain one (the
+        values outside the guarantee's scope (``outside``), a vacuous
+        guarantee or a release that publishes little (:meth:`little`: under
+        half of the records, or one group) each make it a qualified meets,
+        never a plain one (the
         manifest's ``plain``, the green box on the pages, the CLI's
         ``--require-guarantee``).
         """
-        return self.outcome == MEETS and not self.unpublished and not self.outside and not self.vacuous
+        return self.standing == PLAIN
 
     @property
     def covers(self) -> bool:
@@ -204,9 +227,56 @@ class Verdict:
     def label(self) -> str:
         return LABELS[self.outcome]
 
+    def little(self) -> str:
+        """Why a meets publishes little (empty when it does not): under half of the records, or one group.
+
+        Read from ``unpublished`` (records left out) and the ``groups``
+        figure (Mondrian's, Anatomy's ...): a guarantee met on the 0 records
+        a release publishes, or by putting everyone in one group, protects by
+        publishing (almost) nothing and is never shown as a plain meet.
+        """
+        if self.outcome != MEETS:
+            return ""
+        u = self.unpublished or {}
+        of = int(u.get("of") or 0)
+        if of and of - int(u.get("records") or 0) < LITTLE_SHARE * of:
+            kept = of - int(u["records"])
+            return f"it publishes {kept:,} of {of:,} records ({kept / of:.0%})"
+        groups = self.figures.get("groups")
+        if isinstance(groups, (int, float)) and not isinstance(groups, bool) and int(groups) <= 1:
+            return f"it publishes {int(groups)} group{'' if int(groups) == 1 else 's'}: every record in one range"
+        return ""
+
+    @property
+    def standing(self) -> str:
+        """One of :data:`STANDINGS`: plain meet, qualified, vacuous, publishes little, fails, cannot run.
+
+        A meets is ``publishes_little`` when :meth:`little` says so, else
+        ``vacuous`` when the guarantee is vacuous, else ``qualified`` when
+        records are unpublished or values are outside its scope, else a
+        plain ``meets``.
+        """
+        if self.outcome != MEETS:
+            return self.outcome
+        if self.little():
+            return LITTLE
+        if self.vacuous:
+            return VACUOUS
+        if self.unpublished or self.outside:
+            return QUALIFIED
+        return PLAIN
+
+    @property
+    def heading(self) -> str:
+        """The standing as words (:data:`STANDING_LABELS`), e.g. "meets its guarantee but publishes little"."""
+        return STANDING_LABELS[self.standing]
+
     def qualifiers(self) -> list[str]:
         """What qualifies a meets: unpublished records, values outside the scope, vacuity."""
         out = []
+        little = self.little()
+        if little and not self.unpublished:
+            out.append(little)
         if self.unpublished:
             u = self.unpublished
             values = ", ".join(f"'{k}': {v:,}" for k, v in list(u.get("by_value", {}).items())[:4])
@@ -252,6 +322,8 @@ class Verdict:
     def _suggestion_scope(self) -> str:
         """How far the verified suggestion meets the guarantee, as a clause (empty for a plain one)."""
         s = self.suggestion or {}
+        if s.get("little"):
+            return f"but {s['little']}"
         u = s.get("unpublished")
         if u:
             return (f"on the {u['of'] - u['records']:,} records it publishes; {u['records']:,} of {u['of']:,} "
@@ -275,6 +347,19 @@ class Verdict:
             return ""
         scope = self._suggestion_scope()
         return "meets its guarantee" + (f" {scope}" if scope else "")
+
+    def _others(self) -> str:
+        """The other settings found that meet, as a clause (issue 23 §2: each with its groups), or empty."""
+        others = (self.suggestion or {}).get("others") or ()
+        if not others:
+            return ""
+        parts = []
+        for o in others:
+            extra = f"{fmt(o['groups'])} group{'' if o['groups'] == 1 else 's'}" if "groups" in o else ""
+            if o.get("little"):
+                extra = ", ".join(x for x in (extra, "publishes little") if x)
+            parts.append(str(o["text"]) + (f" ({extra})" if extra else ""))
+        return " Also meets: " + "; ".join(parts) + "."
 
     def fix(self) -> str:
         """The sentence offering the suggestion, worded by what it was verified to do (empty without one).
@@ -306,14 +391,14 @@ class Verdict:
             return (f"Nearest setting that meets it on the records it publishes: {text} "
                     f"({u['records']:,} of {u['of']:,} records not published; none found that meets it "
                     "on every record).")
-        return f"Nearest setting that meets it: {text}" + (f" ({scope})." if scope else ".")
+        groups = (s.get("figures") or {}).get("groups")
+        size = f"{fmt(groups)} group{'' if groups == 1 else 's'}" if isinstance(groups, (int, float)) else ""
+        said = ", ".join(x for x in (size, scope) if x)
+        return f"Nearest setting that meets it: {text}" + (f" ({said})." if said else ".") + self._others()
 
     def line(self) -> str:
         """One line for the CLI and logs: outcome, detail and the fix."""
-        head = {CANNOT_RUN: "cannot run", FAILS: "does not meet its guarantee",
-                MEETS: "meets its guarantee"}[self.outcome]
-        if self.outcome == MEETS and not self.plain:
-            head = "meets its guarantee, qualified"
+        head = {CANNOT_RUN: "cannot run", FAILS: "does not meet its guarantee"}.get(self.outcome, self.heading)
         text = f"{self.mechanism}: {head}: {self.detail()}"
         if self.suggestion:
             text += " " + self.fix()
@@ -324,6 +409,7 @@ class Verdict:
         out: dict[str, Any] = {
             "outcome": self.outcome,
             "label": self.label,
+            "standing": self.standing,
             "plain": self.plain,
             "guarantee": self.guarantee,
             "figures": dict(self.figures),
@@ -356,7 +442,9 @@ class Verdict:
             text += (" " + self.fix()) if self.suggestion else " No nearby setting meets it."
         else:
             quals = self.qualifiers()
-            text = ("Yes, " + "; ".join(quals) + ".") if quals else ("Yes: " + self.evidence())
+            lead = {PLAIN: "Yes", QUALIFIED: "Yes, qualified", VACUOUS: "Only vacuously",
+                    LITTLE: "Yes, but it publishes little"}[self.standing]
+            text = (f"{lead}: " + "; ".join(quals) + ".") if quals else (f"{lead}: " + self.evidence())
             if self.suggestion:
                 text += " " + self.fix()
         out[SHORT[self.outcome]] = text

@@ -140,13 +140,17 @@ class Release:
             args += ["--", name]
         return " ".join(shlex.quote(a) for a in args)
 
-    def manifest(self, decision: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def manifest(self, decision: Mapping[str, Any] | None = None,
+                 risk: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """JSON-ready description that lets anyone reproduce this release.
 
         ``decision`` is the steward's decision record
         (:meth:`core.session.Decision.to_json`) when this release is the
         chosen setting; the ``decision`` key is absent otherwise, so
-        manifests of the same seed stay byte-identical.
+        manifests of the same seed stay byte-identical.  ``risk`` is the
+        measured risk block (:func:`core.api.measure_risk`: figures,
+        interval, split, attacks and measurement seed, or why it was not
+        measured), placed after the verdict.
         """
         out = jsonable({
             "workbench": {"name": "privacy-utility workbench", "version": __version__},
@@ -179,6 +183,8 @@ class Release:
                                 "installed; for an uploaded table, put the file's path in place of its name. "
                                 "The input's content_hash tells whether it is the same table."),
         })
+        if risk is not None:
+            out["risk"] = jsonable(dict(risk))
         if decision is not None:
             out["decision"] = jsonable(dict(decision))
         return out
@@ -222,12 +228,14 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
     return buf.getvalue()
 
 
-def manifest_bytes(release: Release, decision: Mapping[str, Any] | None = None) -> bytes:
-    return (json.dumps(release.manifest(decision), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def manifest_bytes(release: Release, decision: Mapping[str, Any] | None = None,
+                   risk: Mapping[str, Any] | None = None) -> bytes:
+    return (json.dumps(release.manifest(decision, risk), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
-    """All published tables (one file each) and the manifest in one zip."""
+def zip_bytes(release: Release, fmt: str = "csv", decision: Mapping[str, Any] | None = None,
+              risk: Mapping[str, Any] | None = None) -> bytes:
+    """All published tables (one file each) and the manifest (the one :func:`manifest_bytes` gives) in one zip."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, table in release.tables.items():
@@ -236,7 +244,7 @@ def zip_bytes(release: Release, fmt: str = "csv") -> bytes:
                 zf.writestr(f"{name}.parquet", parquet_bytes(frame))
             else:
                 zf.writestr(f"{name}.csv", csv_bytes(frame))
-        zf.writestr("manifest.json", manifest_bytes(release))
+        zf.writestr("manifest.json", manifest_bytes(release, decision, risk))
     return buf.getvalue()
 
 
@@ -351,7 +359,8 @@ def interrupt_status(exc: KeyboardInterrupt) -> int:
 
 
 def write(release: Release, out: str | Path, manifest: str | Path | None = None,
-          decision: Mapping[str, Any] | None = None, *, inputs: tuple = (), overwrite: bool = False) -> list[Path]:
+          decision: Mapping[str, Any] | None = None, *, inputs: tuple = (), overwrite: bool = False,
+          risk: Mapping[str, Any] | None = None) -> list[Path]:
     """Write the release to ``out``: CSV or Parquet by extension, a Parquet dataset folder, or a folder of tables.
 
     ``out`` ending in ``.csv`` / ``.parquet`` is one file; ``out`` without an
@@ -378,7 +387,7 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
         names = ", ".join(release.tables)
         raise DataError(f"{release.title} publishes several tables ({names}); give --out a folder name without "
                         f"an extension (e.g. '{clip(str(out.with_suffix('')))}'), not '{clip(out.name)}'.")
-    man_bytes = manifest_bytes(release, decision)
+    man_bytes = manifest_bytes(release, decision, risk)
     written: list[Path] = []
     with _write.Staging(overwrite) as stage:
         if len(release.tables) == 1 and out.suffix:

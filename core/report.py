@@ -235,13 +235,26 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
                  f"Everything below is computed from the table and settings listed here; the manifest's "
                  f"command reproduces the release.</p>")
 
-    if decision:
-        parts.append(section("Decision") + decision_html(decision, pins))
+    if decision and decision.get("table") and decision["table"] != data.key:
+        # a record made on another table (or other columns, bands) is never reported as this table's
+        raise WorkbenchError("This decision record was made on another table or with other columns or bands "
+                             f"({str(decision['table'])[:80]}); this report is about {data.key[:80]}. Use the "
+                             "table it was made on, or record the decision again on this one.")
+    results = None
+    chosen_pin = str((decision or {}).get("chosen") or "")
     if pins:
         say(0.02, "Sanitizing the pinned settings")
-        chosen_pin = str((decision or {}).get("chosen") or "")
+        workload = seed000(data, **PIN_WORKLOAD)
+        ordered = sorted(pins, key=lambda p: str(p.get("name")) != chosen_pin) if chosen_pin else list(pins)
+        results = pin_results(data, ordered, workload)
+    if decision:
+        now_text = {r["name"]: _verdict_cell(r["verdict"]) if r["verdict"] is not None
+                    else f"cannot run: {r.get('problem', '')}" for r in results or ()}
+        parts.append(section("Decision") + decision_html(decision, pins, now_text))
+    if pins:
         parts.append(section("The pinned settings side by side")
-                     + pins_html(data, pins, chosen_pin, fig))
+                     + pins_html(data, pins, chosen_pin, fig, workload=workload, results=results,
+                                 recorded=bool(decision)))
 
     # ---------------------------------------------------------------- table
     say(0.05, "Table summary")
@@ -405,7 +418,7 @@ def figure_specs(report: str) -> list[dict[str, Any]]:
 
 def verdict_html(verdict) -> str:
     """The verdict as the report shows it: a warning unless it meets plainly, with the release notes that explain it."""
-    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain else "")
+    head = verdict.heading[0].upper() + verdict.heading[1:]  # plain, qualified, vacuous, publishes little, ...
     fix = ""
     if verdict.suggestion:
         fix = " " + verdict.fix()
@@ -422,8 +435,16 @@ def _verdict_word(p: Point) -> str:
     return "fails" if p.verdict == "fails" else "cannot run"
 
 
-def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]] = ()) -> str:
-    """The decision record as HTML: what was chosen over what, why, by whom, when; every user text escaped."""
+def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]] = (),
+                  now: Mapping[str, str] | None = None) -> str:
+    """The decision record as HTML: what was chosen over what, why, by whom, when; every user text escaped.
+
+    The verdicts are the ones *recorded* with the decision (what the
+    reviewers saw) and are labelled so; ``now`` (pin name -> the verdict
+    recomputed on this table for this report) adds a column beside them,
+    and a pin whose two verdicts differ is named in a warning, so the report
+    never prints a recomputed verdict as the recorded one (issue 23 §1).
+    """
     chosen = str(decision.get("chosen", ""))
     verdicts = decision.get("verdicts") or {}
     by_name = {str(p.get("name")): p for p in pins}
@@ -435,11 +456,25 @@ def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]]
         p = by_name.get(name, {})
         title = mechanisms.MECHANISMS[p["mechanism"]].title if p.get("mechanism") in mechanisms.MECHANISMS else "–"
         params = ", ".join(f"{k}={v}" for k, v in (p.get("params") or {}).items() if v is not None) or "defaults"
-        rows.append({"pin": name, "role": "chosen" if name == chosen else "alternative", "mechanism": title,
-                     "parameters": params if p else "–", "seed": p.get("seed", "–"),
-                     "verdict": verdicts.get(name, "–")})
+        row = {"pin": name, "role": "chosen" if name == chosen else "alternative", "mechanism": title,
+               "parameters": params if p else "–", "seed": p.get("seed", "–"),
+               "verdict as recorded": verdicts.get(name, "–")}
+        if now is not None:
+            row["verdict recomputed for this report"] = now.get(name, "–")
+        rows.append(row)
+    when = str(decision.get("date") or "")
     out = [f"<p><b>Chosen:</b> {_e(chosen)}. <b>Alternatives considered:</b> "
-           f"{_e(', '.join(names[1:]) or 'none')}.</p>", _table(pd.DataFrame(rows))]
+           f"{_e(', '.join(names[1:]) or 'none')}.</p>", _table(pd.DataFrame(rows)),
+           "<p class='cap'>'Verdict as recorded': the text shown when the decision was recorded"
+           + (f" ({_e(when)})" if when else "") + "; "
+           + ("'verdict recomputed': the same pin sanitized again on this table for this report, as in the side by "
+              "side below." if now is not None else "the report does not recompute it here.") + "</p>"]
+    if now is not None:
+        differ = [n for n in names if n in verdicts and n in now and verdicts[n] != now[n]]
+        if differ:
+            out.append(f"<p class='warn'>The recorded and the recomputed verdicts differ for "
+                       f"{_e(', '.join(differ))}: the record was made with another version of the workbench or "
+                       "another table; review the decision again before signing.</p>")
     rationale = str(decision.get("rationale") or "")
     out.append("<p><b>Rationale</b></p>" + (f"<div class='rationale'>{_e(rationale)}</div>" if rationale
                                              else "<p class='warn'>No rationale was written.</p>"))
@@ -532,12 +567,13 @@ def pin_results(data: Dataset, pins: Sequence[Mapping[str, Any]], workload: Work
 def _verdict_cell(v) -> str:
     if v is None:
         return "–"
-    head = v.label + (", qualified" if v.meets and not v.plain else "")
+    head = v.heading
     return f"{head}: {v.detail()}"
 
 
 def pins_html(data: Dataset, pins: Sequence[Mapping[str, Any]], chosen: str = "", fig: Callable | None = None,
-              workload: Workload | None = None) -> str:
+              workload: Workload | None = None, results: list[dict[str, Any]] | None = None,
+              recorded: bool = False) -> str:
     """The decision's pins side by side (chosen first): verdict, records published, privacy figures, error by band.
 
     Like for like, and said so in the caption: one table, one workload
@@ -548,7 +584,9 @@ def pins_html(data: Dataset, pins: Sequence[Mapping[str, Any]], chosen: str = ""
     if workload is None:
         workload = seed000(data, **PIN_WORKLOAD)
     ordered = sorted(pins, key=lambda p: str(p.get("name")) != chosen) if chosen else list(pins)
-    results = pin_results(data, ordered, workload)
+    if results is None:
+        results = pin_results(data, ordered, workload)
+    verdict_item = "verdict (recomputed for this report)" if recorded else "verdict"
     band_names = [b.name for b in workload.bands]
     counts = [int(m.sum()) for m in workload.membership]
     heads = [f"{r['name']} (chosen)" if chosen and r["name"] == chosen else
@@ -562,7 +600,7 @@ def pins_html(data: Dataset, pins: Sequence[Mapping[str, Any]], chosen: str = ""
         put("mechanism", head, r["title"])
         put("parameters", head, r["setting"])
         put("release seed", head, r["seed"])
-        put("verdict", head, _verdict_cell(r["verdict"]) if "problem" not in r or r["verdict"] is not None
+        put(verdict_item, head, _verdict_cell(r["verdict"]) if "problem" not in r or r["verdict"] is not None
             else f"cannot run: {r['problem']}")
     for head, r in zip(heads, results):
         if "errors" not in r:

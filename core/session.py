@@ -17,7 +17,8 @@ The file is JSON (``*.workbench.json``)::
      "pins": [{"name": "…", "mechanism": …, "params": …, "seed": …}],
      "history": [{"mechanism": …, "params": …, "seed": …}],
      "decision": null | {"chosen": "pin name", "rationale": "…", "reviewers": ["…"],
-                         "date": "2026-11-24", "verdicts": {"pin name": "…"}}}
+                         "date": "2026-11-24", "verdicts": {"pin name": "…"},
+                         "table": "<content hash>|<SA>|<QIs>|<bands>"}}
 
 or a zip (``*.workbench.zip``) holding that JSON as ``session.json`` and
 the uploaded table as ``table.parquet``.  Parameter values are written as
@@ -152,6 +153,9 @@ class Decision:
     reviewers: tuple[str, ...] = ()
     date: str = ""
     verdicts: Mapping[str, str] = field(default_factory=dict)
+    #: the table the record was made on (:attr:`core.table.Dataset.key`: content hash, SA, QIs, bands; "" in a
+    #: file saved before it was recorded): a record is never shown or reported as another table's
+    table: str = ""
 
     def alternatives(self, pins: Sequence[Pin]) -> list[str]:
         return [p.name for p in pins if p.name != self.chosen]
@@ -164,7 +168,13 @@ class Decision:
         out["alternatives"] = self.alternatives(pins)
         out.update({"rationale": self.rationale, "reviewers": list(self.reviewers), "date": self.date,
                     "verdicts": dict(self.verdicts)})
+        if self.table:
+            out["table"] = self.table
         return out
+
+    def made_on(self, table_key: str) -> bool:
+        """Whether the record belongs to the table ``table_key`` (a record saved without its table: assumed yes)."""
+        return not self.table or self.table == table_key
 
 
 @dataclass(frozen=True)
@@ -248,11 +258,31 @@ def add_pin(pins: Sequence[Pin], name: str, setting: Setting) -> tuple[Pin, ...]
     return (*pins, Pin(text, setting))
 
 
-def record(history: Sequence[Setting], setting: Setting) -> tuple[Setting, ...]:
-    """``history`` with ``setting`` appended unless it is already the latest; the last :data:`HISTORY` kept."""
+def record(history: Sequence[Setting], setting: Setting, replace_last: bool = False) -> tuple[Setting, ...]:
+    """``history`` with ``setting`` appended unless it is already the latest; the last :data:`HISTORY` kept.
+
+    ``replace_last``: ``setting`` continues the action of the newest entry
+    (one more move of the same parameter) and takes its place, so the
+    history holds one entry per action, not per slider increment.
+    """
     if history and history[-1].key() == setting.key():
         return tuple(history)
+    if replace_last and history:
+        return (*history[:-1], setting)[-HISTORY:]
     return (*history, setting)[-HISTORY:]
+
+
+def moved(before: Setting, after: Setting) -> str | None:
+    """The one parameter ``after`` changed from ``before`` (same mechanism and seed), else None.
+
+    Used to fold a run of moves of one slider into one history entry.
+    """
+    if before.mechanism != after.mechanism or int(before.seed) != int(after.seed):
+        return None
+    a, b = dict(before.params), dict(after.params)
+    changed = [k for k in sorted(set(a) | set(b)) if format_value(a.get(k)) != format_value(b.get(k))
+               or (a.get(k) is None) != (b.get(k) is None)]
+    return changed[0] if len(changed) == 1 else None
 
 
 def undo(history: Sequence[Setting]) -> tuple[tuple[Setting, ...], Setting | None]:
@@ -580,8 +610,8 @@ def _bands(doc: Any, filename: str) -> dict[str, dict[str, Any]]:
 
 def _decision(doc: Any, pins: Sequence[Pin], filename: str) -> Decision:
     doc = _expect(doc, dict, "the decision", filename)
-    _keys(doc, ["chosen", "setting", "alternatives", "rationale", "reviewers", "date", "verdicts"], ["chosen"],
-          "the decision", filename)
+    _keys(doc, ["chosen", "setting", "alternatives", "rationale", "reviewers", "date", "verdicts", "table"],
+          ["chosen"], "the decision", filename)
     chosen = _expect(doc["chosen"], str, "the decision's chosen pin", filename)
     pin = next((p for p in pins if p.name == chosen), None)
     if pin is None:
@@ -604,7 +634,8 @@ def _decision(doc: Any, pins: Sequence[Pin], filename: str) -> Decision:
     verdicts = _expect(doc.get("verdicts", {}), dict, "the verdicts", filename)
     for k, v in verdicts.items():
         _expect(v, str, f"the verdict of '{k}'", filename)
-    return Decision(chosen, rationale, tuple(reviewers), date, dict(verdicts))
+    table = _expect(doc.get("table", ""), str, "the decision's table", filename)
+    return Decision(chosen, rationale, tuple(reviewers), date, dict(verdicts), table)
 
 
 def check_date(text: str, filename: str | None = None) -> str:
@@ -618,7 +649,7 @@ def check_date(text: str, filename: str | None = None) -> str:
 
 
 def make_decision(chosen: str, pins: Sequence[Pin], rationale: str = "", reviewers: Iterable[str] = (),
-                  date: str = "", verdicts: Mapping[str, str] | None = None) -> Decision:
+                  date: str = "", verdicts: Mapping[str, str] | None = None, table: str = "") -> Decision:
     """A checked :class:`Decision` (the chosen pin exists, the date reads, the rationale fits)."""
     if not any(p.name == chosen for p in pins):
         raise SessionError("Choose one of the pins as the decision (pin a setting on the Sanitize page first).")
@@ -626,7 +657,7 @@ def make_decision(chosen: str, pins: Sequence[Pin], rationale: str = "", reviewe
         raise SessionError(f"The rationale has at most {RATIONALE_CHARS:,} characters; it has {len(rationale):,}.")
     names = tuple(r.strip() for r in reviewers if r.strip())
     day = check_date(date) if date.strip() else ""
-    return Decision(chosen, rationale.strip(), names, day, dict(verdicts or {}))
+    return Decision(chosen, rationale.strip(), names, day, dict(verdicts or {}), table)
 
 
 # ------------------------------------------------------------------ the table

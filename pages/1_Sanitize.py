@@ -7,12 +7,13 @@ import streamlit as st
 from core import figures, guarantee
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
+from core.session import Setting
 from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
 from pages.ui import cached, state, views
 from pages.ui import data as uidata
 from pages.ui.fmt import is_number, md, number
-from pages.ui.params import param_inputs, set_values, summary
+from pages.ui.params import param_inputs, summary
 from pages.ui.pins import pin_bar
 
 ui.page_setup("Sanitize", "🧪")
@@ -33,10 +34,10 @@ PUBLISHES = {
 
 # ------------------------------------------------------------------ mechanism
 names = list(MECHANISMS)
-state.seed_widget("w_mech", ss[state.MECH], lambda v: v in names)
-name = st.selectbox("Mechanism", names, key="w_mech", format_func=lambda n: MECHANISMS[n].title,
-                    help="Every mechanism of the five papers and their baselines; the same choice is used "
-                         "on the Query error page.")
+state.bind_widget("w_mech", ss[state.MECH], lambda v: v in names)
+name = state.drawn("w_mech", st.selectbox(
+    "Mechanism", names, key="w_mech", format_func=lambda n: MECHANISMS[n].title,
+    help="Every mechanism of the five papers and their baselines; the same choice is used on the Query error page."))
 ss[state.MECH] = name
 mech = MECHANISMS[name]
 st.markdown(mech.summary)
@@ -62,24 +63,22 @@ if paper is not None:
         st.caption(f"Using the parameters of {paper.source} exactly: {exact}.")
     else:
         def _use_paper(values=dict(wanted)):
-            state.set_mech_params(name, {**state.mech_params(name), **values})
-            set_values(mech.params, ns, values)
+            state.apply_setting(Setting(name, {**state.mech_params(name), **values}, int(ss[state.SEED])))
 
         st.button(f"Use the paper's values: {exact}", key="w_use_paper", on_click=_use_paper,
                   help=f"The values of {paper.source}. The sliders move in steps and cannot hit such fractions exactly.")
 
 
 def _new_seed():
-    seed = fresh_seed()
-    ss[state.SEED] = seed
-    ss["w_seed"] = seed
+    state.apply_setting(Setting(name, state.mech_params(name), fresh_seed()))
 
 
 s1, s2, _ = st.columns([1, 1, 2])
 with s1:
-    state.seed_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
-    seed = st.number_input("Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed",
-                           help="Same table, parameters and seed give the same release; the manifest records it.")
+    state.bind_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
+    seed = state.drawn("w_seed", st.number_input(
+        "Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed",
+        help="Same table, parameters and seed give the same release; the manifest records it."))
 with s2:
     st.write("")
     st.button("New random seed", key="w_new_seed", on_click=_new_seed,
@@ -110,15 +109,15 @@ if numbers:
 
 # ------------------------------------------------------------------ eligibility
 def _apply(sugg: dict) -> None:
-    """One-click fix: the suggested parameters become the current ones (widgets follow on the next run)."""
-    state.set_mech_params(name, {**state.mech_params(name), **sugg})
-    set_values(mech.params, ns, sugg)
+    """One-click fix, one action: the suggested parameters become the current setting (the widgets are drawn
+    from it on the next run)."""
+    state.apply_setting(Setting(name, {**state.mech_params(name), **sugg}, int(ss[state.SEED])))
 
 
 def _fix_button(verdict, key: str) -> None:
     sugg = verdict.suggestion
-    if not sugg:
-        return
+    if not sugg or not sugg.get("verified"):
+        return  # only a fix checked to meet the guarantee by sanitizing with it is one click away (issue 23 §2)
     meets = verdict.suggestion_meets()
     meets = f" ({meets})" if meets else ""
     st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),), type="primary",
@@ -132,7 +131,8 @@ if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*ver
     with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
         verdict = cached.verdict(*verdict_args)
     if verdict.outcome == guarantee.CANNOT_RUN:
-        st.warning(md(verdict.reason))
+        unchecked = verdict.suggestion and not verdict.suggestion.get("verified")
+        st.warning(md(verdict.reason) + (f" {md(verdict.fix())}" if unchecked else ""))  # said, not one click away
         _fix_button(verdict, "w_apply_suggestion")
         st.stop()
 
@@ -168,8 +168,7 @@ def _verdict_box(verdict, pending: str | None = None) -> None:
     ``pending`` replaces the fix while the search for it runs (or says why it is missing).
     """
     box = st.success if verdict.plain else st.warning  # a failed or qualified guarantee is a warning, never an info
-    head = verdict.label[0].upper() + verdict.label[1:] + (", qualified" if verdict.meets and not verdict.plain
-                                                           else "")
+    head = verdict.heading[0].upper() + verdict.heading[1:]  # plain, qualified, vacuous, publishes little, ...
     fix = ""
     if pending:
         fix = f" {pending}"

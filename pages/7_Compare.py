@@ -88,8 +88,7 @@ with st.spinner(f"Sanitizing and answering {len(workload):,} queries for {len(pi
         try:
             values = mech.resolve(dict(s.params))
             v = cached.verdict(data, data.key, s.mechanism, cached.items(values), int(s.seed))
-            qualified = ", qualified" if v.meets and not v.plain else ""
-            out["verdict"] = f"{v.label}{qualified}: {v.detail()}"
+            out["verdict"] = f"{v.heading}: {v.detail()}"  # plain, qualified, vacuous, publishes little, ...
             out["outcome"] = v.outcome
             if not v.runs:
                 out["problem"] = v.reason
@@ -202,7 +201,7 @@ def _record():
             ss["w_decision_chosen"], state.pins(), ss.get("w_decision_rationale") or "",
             [r for r in (ss.get("w_decision_reviewers") or "").split(",")],
             ss["w_decision_date"].isoformat() if ss.get("w_decision_date") else "",
-            {n: r["verdict"] for n, r in results.items()})
+            {n: r["verdict"] for n, r in results.items()}, table=data.key)
     except SessionError as exc:
         ss["wb_decision_message"] = ("warning", str(exc))
         return

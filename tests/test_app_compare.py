@@ -81,12 +81,15 @@ def test_pin_compare_make_current_and_unpin():
 def test_undo_goes_one_step_back_and_restore_brings_any_back():
     at = app(SANITIZE, query={"mech": "splu", "gamma": "5"})
     _gamma(at, 7)
+    at.number_input(key="w_seed").set_value(2).run()  # another action: the moves of gamma around it are two
     _gamma(at, 9)
+    at.number_input(key="w_seed").set_value(1).run()
     history = at.session_state["wb_history"]
-    assert [s.params["gamma"] for s in history] == [5, 7, 9]
-    at.button(key="w_undo").click().run()
-    no_exception(at)
-    assert at.slider(key="w_m_splu_gamma").value == 7
+    assert [s.params["gamma"] for s in history] == [5, 7, 7, 9, 9]
+    for _ in range(3):  # three actions back: the second seed change, the second move of gamma, the first seed change
+        at.button(key="w_undo").click().run()
+        no_exception(at)
+    assert at.slider(key="w_m_splu_gamma").value == 7 and at.number_input(key="w_seed").value == 1
     assert [s.params["gamma"] for s in at.session_state["wb_history"]] == [5, 7]
     at.button(key="w_sidebar_undo").click().run()  # the sidebar's undo does the same
     assert at.slider(key="w_m_splu_gamma").value == 5

@@ -334,7 +334,10 @@ def test_require_guarantee_exits_3_with_one_line_and_writes_nothing(tmp_path):
     assert proc.returncode == 3
     assert proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
     assert "association ≤ β = 0.1 fails on 462 of 462 groups" in proc.stderr
-    assert "Nearest setting that meets it: β = 0.135" in proc.stderr
+    # every parameter searched, ranked by groups (issue 23 §2): β raised at k = 10 keeps 1,514 groups; the k that
+    # meets at β = 0.135 leaves one group, named as publishing little
+    assert "Nearest setting that meets it: β = 0.945 (1,514 groups)." in proc.stderr
+    assert "Also meets: β = 0.135, k = 21799 (1 group, publishes little)" in proc.stderr
     assert "Traceback" not in proc.stderr and not out.exists()
 
 

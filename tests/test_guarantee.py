@@ -486,7 +486,7 @@ def test_a_verdict_with_outside_values_or_unpublished_records_is_never_plain():
         v = G.judge("x", "g", {"p": 0.5}, **kwargs)
         assert v.meets and not v.plain and v.qualifiers()
         assert v.to_dict()["plain"] is False
-        assert "qualified" in v.line()
+        assert "qualified" in v.line() or "only vacuously" in v.line()  # vacuous: an outcome of its own (issue 23)
     bare = G.judge("x", "g", {"p": 0.5})
     assert bare.plain and bare.covers and not bare.qualifiers() and bare.to_dict()["plain"] is True
     # covers: every record, non-vacuous (what a suggestion must reach); outside values allowed

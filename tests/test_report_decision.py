@@ -97,10 +97,11 @@ def test_the_chosen_pin_and_each_alternative_stand_side_by_side_like_for_like(sm
                         "too many (alternative)"]
     assert "<b>up</b>" not in html
     assert rows["release seed"] == ["3", "3", "4", "3"]
-    assert rows["verdict"][0].startswith("runs but does not meet its guarantee")  # SPLU gamma 5 misses T_p 0.6
-    assert rows["verdict"][1].startswith("meets its guarantee")  # gamma 7 meets it
-    assert rows["verdict"][2].startswith("meets its guarantee")  # UP at its defaults
-    assert rows["verdict"][3].startswith("cannot run: ")
+    verdict = rows["verdict (recomputed for this report)"]  # beside a decision's recorded verdicts: said which
+    assert verdict[0].startswith("runs but does not meet its guarantee")  # SPLU gamma 5 misses T_p 0.6
+    assert verdict[1].startswith("meets its guarantee")  # gamma 7 meets it
+    assert verdict[2].startswith("meets its guarantee")  # UP at its defaults
+    assert verdict[3].startswith("cannot run: ")
     assert rows["records published"][:3] == [f"{small.n:,} of {small.n:,}"] * 3 and rows["records published"][3] == "–"
     # query error by band on one workload: the numbers are the pins' own evaluations on the Compare page's workload
     from core import mechanisms
@@ -169,3 +170,45 @@ def test_estimate_scatter_is_thinned_with_a_note(small):
     dots = sum(length(t["x"]) for t in scatter["data"] if t.get("mode") == "markers")
     assert dots == report.SCATTER_POINTS
     assert f"{report.SCATTER_POINTS:,} of the" in html and "are drawn, taken evenly along the workload" in html
+
+
+# ------------------------------------------------------------------ recorded vs recomputed (issue 23 §1)
+@pytest.mark.slow
+def test_recorded_verdicts_are_labelled_and_a_disagreement_is_said(small):
+    """Issue 23: section 1 printed the recorded verdicts and section 2 recomputed ones that contradicted them,
+    with nothing saying which was which."""
+    from core.workload import seed000
+
+    pins = (S.Pin("five", S.Setting("splu", {"gamma": 5}, 3)), S.Pin("seven", S.Setting("splu", {"gamma": 7}, 3)))
+    now = report.pin_results(small, [p.to_json() for p in pins], seed000(small, **report.PIN_WORKLOAD))
+    seven = report._verdict_cell(now[1]["verdict"])
+    assert now[0]["verdict"].outcome == "fails" and seven.startswith("meets")
+    # the record says gamma 5 met its guarantee (a record made elsewhere, or edited): the report says they differ
+    dec = S.make_decision("seven", pins, "", [], "2026-11-24", {"five": "meets its guarantee: as recorded",
+                                                                  "seven": seven}, table=small.key)
+    html = report.build(small, "splu", {"gamma": 7}, 3, [], queries=300, records=300,
+                        decision=dec.to_json(pins), pins=[p.to_json() for p in pins])
+    section = html[html.index("1. Decision"):html.index("2. The pinned settings")]
+    assert "<th>verdict as recorded</th>" in section and "<th>verdict recomputed for this report</th>" in section
+    # SPLU gamma 5 does not meet T_p 0.6 on this table: the record said it meets, so the report says they differ
+    assert "recorded and the recomputed verdicts differ for five" in section
+    assert "differ for seven" not in section and "differ for five, seven" not in section
+    assert "verdict (recomputed for this report)" in html[html.index("2. The pinned settings"):]
+
+
+def test_a_decision_made_on_another_table_is_not_reported_as_this_ones(small):
+    pins = (S.Pin("five", S.Setting("splu", {"gamma": 5}, 3)),)
+    dec = S.make_decision("five", pins, "A's reasons", [], "", {}, table="0123456789abcdef|other|a,b")
+    with pytest.raises(report.WorkbenchError, match="made on another table"):
+        report.build(small, "splu", {"gamma": 5}, 3, [], queries=300, records=300, decision=dec.to_json(pins),
+                     pins=[p.to_json() for p in pins])
+
+
+def test_the_decision_keeps_its_table_through_the_session_file():
+    pins = (S.Pin("five", S.Setting("splu", {"gamma": 5}, 3)),)
+    dec = S.make_decision("five", pins, "", [], "", {}, table="0123456789abcdef|occupation|age")
+    sess = S.Session(S.TableRef("sample", "adult", "0123456789abcdef"), "occupation", ("age",),
+                     pins[0].setting, pins=pins, decision=dec)
+    back = S.loads(S.dumps(sess))
+    assert back.decision.table == dec.table and back.decision.made_on(dec.table)
+    assert not back.decision.made_on("fedcba9876543210|occupation|age")

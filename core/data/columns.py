@@ -48,7 +48,7 @@ MAX_QI = 8
 ID_WORDS = {"id", "ids", "uid", "uuid", "guid", "key", "name", "names", "firstname", "lastname", "surname",
             "fullname", "ssn", "nhs", "mrn", "email", "mail", "phone", "telephone", "mobile", "passport",
             "record", "rowid", "index", "patientid", "personid", "username", "login", "address", "iban",
-            "account", "licence", "license"}
+            "account", "licence", "license", "row", "rownames"}  # row: R write.csv's row names
 SENSITIVE_WORDS = {"diagnosis", "diagnoses", "diag", "disease", "diseases", "illness", "condition", "conditions",
                    "icd", "icd9", "icd10", "occupation", "occupations", "job", "profession", "income", "salary",
                    "wage", "wages", "earnings", "religion", "treatment", "medication", "drug", "drugs", "health",

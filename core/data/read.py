@@ -794,6 +794,11 @@ def _apply_header(raw: pd.DataFrame, name: str, header: bool, names: Sequence[st
             frame = frame.iloc[:, :-1]
             found = found[:-1]
             width -= 1
+        if names is None and width > 1 and not found[0] and all(found[1:]):
+            # R's write.csv: the row names in a first column whose header cell is empty (issue 23 §3)
+            found[0] = next(c for c in ("row", *(f"row_{i}" for i in range(2, width + 2))) if c not in found)
+            notes.append(f"The first column had no name (as in an R write.csv export, whose first column holds the "
+                         f"row names): it is named '{found[0]}'.")
     else:
         found = [f"col{j + 1}" for j in range(width)]
         frame = raw.reset_index(drop=True)

@@ -1231,7 +1231,7 @@ def table_labels(plan, bound: Bound) -> dict[str, Any]:
 def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, seed: int | None,
              out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
              manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None,
-             require=None, bands: Mapping[str, Any] | None = None) -> Outcome:
+             require=None, bands: Mapping[str, Any] | None = None, risk=None) -> Outcome:
     """Sanitize a Parquet dataset on Dask and write the release folder (parts, _manifest.json, _run.json).
 
     The release is the local engine's, record by record, and the part
@@ -1239,7 +1239,9 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     (:func:`core.release.write` of the same release to a folder).  The
     engine, partitions and scheduler of this run go to ``_run.json``.
     ``require(release)`` may raise to refuse the release before anything
-    is moved into place (``--require-guarantee``).
+    is moved into place (``--require-guarantee``).  ``risk(release)`` gives
+    the manifest's risk block (:func:`core.api.measure_risk`), the same as
+    the local engine's.
     """
     import time
 
@@ -1334,7 +1336,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
                     _write._write_parquet_file(tmp / _write.part_name(i), table.columns, dict(table.labels), lo, hi,
                                                _write.BATCH_ROWS)
                     written.append(out / _write.part_name(i))
-        man_bytes = rel.manifest_bytes(release, decision)
+        man_bytes = rel.manifest_bytes(release, decision, None if risk is None else risk(release))
         if manifest is None:
             (tmp / _write.MANIFEST_NAME).write_bytes(man_bytes)
             written.append(out / _write.MANIFEST_NAME)

@@ -205,6 +205,7 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
     seen: set = set()
     tries = 0
     qualified = None
+    found: list[tuple[tuple, int, dict[str, Any]]] = []  # (utility, order, suggestion) of the candidates that meet
     for change in mech.nearest(data, values, current):
         key = tuple(sorted((k, repr(v)) for k, v in change.items()))
         if key in seen or all(values.get(k) == v for k, v in change.items()):
@@ -223,14 +224,26 @@ def nearest(data: Dataset, mechanism: str, values: Mapping[str, Any], seed: int,
         except WorkbenchError:
             continue
         if got.covers:
-            return {"params": dict(change), "text": describe(mechanism, change), "verified": True,
-                    **_how_far(got), "figures": dict(got.figures)}
+            suggestion = {"params": dict(change), "text": describe(mechanism, change), "verified": True,
+                          **_how_far(got), "figures": dict(got.figures)}
+            if not mech.rank_by_utility and not got.little():
+                return suggestion
+            found.append((mech.utility(data, new, got), -len(found), suggestion))
+            continue
         if (qualified is None and current.outcome == _g.FAILS and got.meets and got.unpublished
                 and not got.vacuous):
             u = got.unpublished
             qualified = {"params": dict(change), "text": describe(mechanism, change), "verified": True,
                          "plain": False, "unpublished": {"records": int(u["records"]), "of": int(u["of"])},
-                         "figures": dict(got.figures)}
+                         "figures": dict(got.figures), **({"little": got.little()} if got.little() else {})}
+    if found:  # the most useful that meets; equal utility: the nearest (tried first)
+        ranked = sorted(found, key=lambda f: (f[0], f[1]), reverse=True)
+        best = dict(ranked[0][2])
+        if len(ranked) > 1:  # the other settings found that meet, named beside it (at most two)
+            best["others"] = [{"params": o["params"], "text": o["text"],
+                               **({"groups": o["figures"]["groups"]} if "groups" in o["figures"] else {}),
+                               **({"little": o["little"]} if o.get("little") else {})} for _, _, o in ranked[1:3]]
+        return best
     return qualified
 
 
@@ -260,6 +273,8 @@ def setting_verdict(data: Dataset, mech: Mechanism, values: Mapping[str, Any], s
 def _how_far(got: "_g.Verdict") -> dict[str, Any]:
     """A verified suggestion's marks: ``plain`` (:attr:`Verdict.plain`) and, if any, its ``outside`` counts."""
     out: dict[str, Any] = {"plain": got.plain}
+    if got.little():  # a fix that leaves one group or publishes little says so (issue 23 §2)
+        out["little"] = got.little()
     if got.outside:
         out["outside"] = {"values": len(got.outside.get("values", ())), "records": int(got.outside.get("records", 0))}
     return out

@@ -161,8 +161,32 @@ class Mechanism:
         raise NotImplementedError
 
     def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: Verdict) -> Iterable[dict[str, Any]]:
-        """Parameter changes to try, nearest first, when ``verdict`` is not a plain meets."""
+        """Parameter changes to try, nearest first, when ``verdict`` is not a plain meets.
+
+        A mechanism with several parameters should offer changes of each of
+        them (issue 23 §2: Mondrian's k alone was searched while raising β met
+        at the same k); with :attr:`rank_by_utility` the driver
+        (:func:`core.mechanisms.nearest`) then keeps every candidate that
+        meets and offers the one of most :meth:`utility`.
+        """
         return ()
+
+    #: whether the nearest-setting search ranks the candidates that meet by :meth:`utility` (it tries every
+    #: candidate, up to ``MAX_TRIES``) instead of offering the first, nearest one
+    rank_by_utility = False
+
+    def utility(self, data: Dataset, values: Mapping[str, Any], verdict: Verdict) -> tuple:
+        """How useful a release that meets is, as a sortable key (larger is better) for the nearest search.
+
+        The default: a release that does not publish little first
+        (:meth:`core.guarantee.Verdict.little`), then the records it publishes,
+        then its groups (finer groups answer queries better).
+        """
+        u = verdict.unpublished or {}
+        published = int(u.get("of") or data.n) - int(u.get("records") or 0)
+        groups = verdict.figures.get("groups")
+        groups = int(groups) if isinstance(groups, (int, float)) and not isinstance(groups, bool) else 0
+        return (not verdict.little(), published, groups)
 
     def __repr__(self) -> str:
         return f"<mechanism {self.name}>"

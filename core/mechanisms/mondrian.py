@@ -675,21 +675,48 @@ class Mondrian(Mechanism):
         return G.judge(self.name, self.promise(values), figures, fails,
                        explains=G.restating(release.notes, "above β"))
 
-    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
-        """β raised to the top value's share if needed, then the smallest k whose groups all meet β.
+    #: the search tries β and k and offers the setting that meets with the most groups (issue 23 §2: at k = 20 on
+    #: Adult, k = 4,170 and one or two groups was offered while β ≥ 0.661 met at k = 20)
+    rank_by_utility = True
 
-        k is searched (bisection on the partition alone, each kept with the
-        combinations) only up to the largest k its parameter takes
-        (``min(n, 100,000)``): a k above it could not be set, so when even
-        that k does not meet β there is no candidate.
+    def nearest(self, data: Dataset, values: Mapping[str, Any], verdict: G.Verdict):
+        """Both parameters: β raised at the current k, and k raised at a β the table allows.
+
+        First, at the current k and ℓ rule (ℓ = ⌈1/β⌉ when derived, or the
+        given ℓ), the smallest β on its 0.005 grid that every group's largest
+        share meets, for each ℓ from the current one down (a larger β derives
+        a smaller ℓ, which changes the groups).  Then β raised to the top
+        value's share if needed and the smallest k whose groups all meet it
+        (bisection on the partition alone, each kept with the combinations),
+        only up to the largest k its parameter takes (``min(n, 100,000)``).
+        The driver ranks the candidates that meet by their groups
+        (:attr:`rank_by_utility`): finer groups answer queries better.
         """
+        summary = Combos.of(data)
+        k_now = int(values["k"])
+        if data.n >= k_now:
+            l_now = self._l(values)
+            tried = set()
+            for l in range(l_now, 1, -1):  # ℓ = 1 (β = 1) bounds nothing: never offered
+                if values.get("l") is not None and l != l_now:
+                    break  # a given ℓ stays as given: only β moves
+                part, _ = combo_partition(summary, k_now, l)
+                counts = np.bincount(part.group * data.m + summary.sa, weights=summary.count,
+                                     minlength=part.n_groups * data.m).reshape(part.n_groups, data.m)
+                share = float((counts.max(axis=1) / counts.sum(axis=1)).max())
+                beta = round(math.ceil(max(share, float(values["beta"])) / 0.005 - 1e-9) * 0.005, 6)
+                if beta >= 1 or beta in tried:
+                    continue
+                if values.get("l") is None and required_l(beta) != l:
+                    continue  # that β derives another ℓ, whose groups the next rounds try
+                tried.add(beta)
+                yield {"beta": beta}
         top = float(data.sa_counts.max() / data.n)
         beta = float(values["beta"])
         if top > beta + 1e-12:
             beta = math.ceil(top / 0.005 - 1e-9) * 0.005
         beta = round(beta, 6)
         l = int(values["l"]) if values.get("l") is not None else required_l(beta)
-        summary = Combos.of(data)
 
         def meets(k: int) -> bool:
             part, _ = combo_partition(summary, k, l)

@@ -219,9 +219,11 @@ def current_dataset() -> Dataset:
     table = current_table()
     sa, qi = columns_for(table)
     try:
-        return cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands_for(table, qi)))
+        data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands_for(table, qi)))
     except WorkbenchError as exc:
         raise TableProblem(str(exc)) from None
+    state.bind_table(data.key)  # each table's pins and decision stay with it (issue 23 §1)
+    return data
 
 
 def table_label(table: Table | None = None) -> str:

@@ -16,7 +16,10 @@ the declaration:
 Labels carry the symbol and the name (``γ (gamma)``), help texts the
 meaning, the range, the paper's default and which way is safer.  Widget keys
 are ``w_<namespace>_<param>``; values are seeded from and copied back into
-the caller's plain store (see :func:`pages.ui.state.seed_widget`).
+the caller's plain store, which is the truth: a widget is drawn from the
+store unless the user has just moved it (:func:`pages.ui.state.bind_widget`),
+so a fix, an undo or a switch back to a mechanism always shows the value
+the release uses.
 """
 
 from __future__ import annotations
@@ -29,17 +32,9 @@ import streamlit as st
 from core.params import Param
 
 from .fmt import number, param_text, preset_label, safer_text
-from .state import seed_widget
+from .state import auto_key, bind_widget, drawn, widget_key  # noqa: F401  (widget_key, auto_key: re-exported)
 
 MAX_SLIDER_STEPS = 1000
-
-
-def widget_key(ns: str, p: Param) -> str:
-    return f"w_{ns}_{p.name}"
-
-
-def auto_key(ns: str, p: Param) -> str:
-    return f"w_{ns}_{p.name}__auto"
 
 
 def symbol(p: Param) -> str:
@@ -154,26 +149,30 @@ def grid_options(p: Param, extra: Sequence[Any] = ()) -> list[float] | list[int]
 
 
 def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
-    """Draw the widget for a numeric (or choice/bool/text) parameter; return its value."""
+    """Draw the widget for a numeric (or choice/bool/text) parameter from ``start``; return its value."""
+    return drawn(key, _draw(p, key, start, disabled))
+
+
+def _draw(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
     text = label(p)
     helps = help_text(p)
     if p.kind == "choice":
         options = list(p.choices)
-        seed_widget(key, start if start in options else options[0], lambda v: v in options)
+        bind_widget(key, start if start in options else options[0], lambda v: v in options)
         if len(options) <= 4:
             return st.radio(text, options, key=key, help=helps, horizontal=True, disabled=disabled,
                             format_func=str)
         return st.selectbox(text, options, key=key, help=helps, disabled=disabled, format_func=str)
     if p.kind == "bool":
-        seed_widget(key, bool(start), lambda v: isinstance(v, bool))
+        bind_widget(key, bool(start), lambda v: isinstance(v, bool))
         return st.toggle(text, key=key, help=helps, disabled=disabled)
     if p.kind == "text":
-        seed_widget(key, "" if start is None else str(start), lambda v: isinstance(v, str))
+        bind_widget(key, "" if start is None else str(start), lambda v: isinstance(v, str))
         return st.text_input(text, key=key, help=helps, disabled=disabled)
     options = grid_options(p, (start, st.session_state.get(key)))
     if options is not None:
         value = _clamp(p, start)
-        seed_widget(key, min(options, key=lambda o: abs(o - value)), lambda v: v in options)
+        bind_widget(key, min(options, key=lambda o: abs(o - value)), lambda v: v in options)
         return st.select_slider(text, options=options, key=key, help=helps, disabled=disabled,
                                 format_func=preset_label)
     lo, hi = _range(p)
@@ -186,7 +185,7 @@ def _number_widget(p: Param, key: str, start: Any, disabled: bool = False) -> An
         step = float(step)
     is_valid = (lambda v: isinstance(v, int) and not isinstance(v, bool)) if p.kind == "int" else \
         (lambda v: isinstance(v, float))
-    seed_widget(key, value, lambda v: is_valid(v) and p.contains(v))
+    bind_widget(key, value, lambda v: is_valid(v) and p.contains(v))
     # a float without a declared step (differential inference x in [1, 1e7]) is typed: a hundredth of its range
     # as the step would make its default unreachable
     if lo is not None and hi is not None and (hi - lo) / step <= MAX_SLIDER_STEPS and (p.kind == "int" or p.step):
@@ -231,13 +230,13 @@ def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
                 continue
             if p.optional:
                 akey = auto_key(ns, p)
-                seed_widget(akey, current is None, lambda v: isinstance(v, bool))
+                bind_widget(akey, current is None, lambda v: isinstance(v, bool))
                 numeric = p.kind in {"int", "float"}
                 text = f"derive {symbol(p)} automatically" if numeric else f"leave {symbol(p)} unset"
-                auto = st.checkbox(text, key=akey,
+                auto = drawn(akey, st.checkbox(text, key=akey,
                                    help=f"{p.help}\n\nTicked: {symbol(p)} is "
                                         + ("computed from the other parameters (see Derived values)."
-                                           if numeric else "not used."))
+                                           if numeric else "not used.")))
                 if auto:
                     raw[p.name] = None
                     st.caption(f"{label(p)}: " + ("derived from the other parameters." if numeric else "unset."))

@@ -42,7 +42,24 @@ key                    holds
 ``wb_want_upload``     ``{"hash", "name"}``: the upload a link or reload
                        named that this session does not hold (Home asks
                        for the file and accepts only that content hash)
+``wb_table_records``   ``{table key: {"pins", "decision", "draft"}}``: the
+                       pins and decision record of the tables used before
+                       in this session (:func:`bind_table`)
+``wb_bound_table``     the table key (:attr:`core.table.Dataset.key`:
+                       content hash, SA, QIs, bands) the current pins and
+                       decision belong to
+``wb_drawn``           ``{widget key: value}`` drawn by this run's bound
+                       widgets (:func:`bind_widget`); ``wb_drawn_before``
+                       the previous run's
 =====================  ==================================================
+
+One value for a setting (issue 23 §1): the current
+:class:`core.session.Setting` is ``wb_mech`` + ``wb_params[wb_mech]`` +
+``wb_seed`` (:func:`current_setting`); the Sanitize widgets are drawn from
+it by :func:`bind_widget` (a widget not drawn in the previous run, or one
+whose stored value changed outside it, is *assigned* the stored value, so
+the browser is sent it) and write back to it; pins, the manifest, the link,
+the history and the session file are all made from it.
 
 URL format (``st.query_params``), written by every page from the plain keys
 and read once, on a session's first run::
@@ -75,10 +92,20 @@ from core.errors import WorkbenchError
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
 
-from core.session import (Pin, Session, SessionError, Setting, TableRef, add_pin, pins_from_text, pins_text, record,
-                          undo)
+from core.session import (Pin, Session, SessionError, Setting, TableRef, add_pin, moved, pins_from_text, pins_text,
+                          record, undo)
 
 from .fmt import param_text
+
+
+def widget_key(ns: str, p) -> str:
+    """The key of parameter ``p``'s widget in namespace ``ns`` (``w_m_splu_gamma``)."""
+    return f"w_{ns}_{p.name}"
+
+
+def auto_key(ns: str, p) -> str:
+    """The key of an optional parameter's "derive automatically" checkbox."""
+    return f"w_{ns}_{p.name}__auto"
 
 SOURCE = "wb_source"
 #: the data-folder table in use: {"name", "rows" (of the sample), "seed" (of the sample)}
@@ -103,6 +130,17 @@ PINS = "wb_pins"
 HISTORY = "wb_history"
 DECISION = "wb_decision"
 WANT_UPLOAD = "wb_want_upload"
+#: the pins and decision of the other tables used in this session: {table key: {"pins", "decision", "draft"}}
+TABLE_RECORDS = "wb_table_records"
+#: the table key the current pins and decision belong to (None: not yet bound, e.g. just restored from a link)
+BOUND_TABLE = "wb_bound_table"
+#: widget values drawn by :func:`bind_widget` in this run and in the previous one
+DRAWN = "wb_drawn"
+DRAWN_BEFORE = "wb_drawn_before"
+#: set by a callback that changes the setting as one action (a fix, a restore, an undo, make current)
+ACTION = "wb_action"
+#: the parameter whose run of moves the newest history entry holds (None: the entry is closed)
+HISTORY_TAIL = "wb_history_tail"
 #: ``data=upload:<content hash>`` in a link names an uploaded table
 UPLOAD_PREFIX = "upload:"
 #: ``data=folder:<name>`` in a link names a table of the server's data folder (with ``folder.rows`` and
@@ -155,6 +193,9 @@ def init() -> None:
         ss[URL_RESTORED] = True
         ss[URL_NOTES] = clip_echoes(restore(dict(st.query_params)), dict(st.query_params))
     follow_sample()
+    # a new run: what the bound widgets drew in the run before is what the browser shows now
+    ss[DRAWN_BEFORE] = ss.get(DRAWN) or {}
+    ss[DRAWN] = {}
 
 
 # ---------------------------------------------------------------- widgets
@@ -167,6 +208,46 @@ def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None
     ss = st.session_state
     if key not in ss or (valid is not None and not valid(ss[key])):
         ss[key] = value
+
+
+def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> None:
+    """Draw widget ``key`` from the stored ``value`` unless the user has just moved it (then it wins).
+
+    The stored value is the truth (issue 23 §1).  The widget's own value is
+    kept only when it was drawn in the previous run and differs from what was
+    drawn then (the user moved it: the caller copies it back into the store).
+    Otherwise, when the widget was not drawn in the previous run (another
+    mechanism was shown, another page), or the store changed outside it (a
+    fix, an undo, a restored or opened session), the value is *assigned*: a
+    value assigned before the widget is drawn is sent to the browser, so the
+    browser never shows a leftover or default value while the release uses
+    the stored one.  Call before drawing, then :func:`drawn` with the
+    widget's value.
+    """
+    ss = st.session_state
+    before = ss.get(DRAWN_BEFORE) or {}
+    held = ss[key] if key in ss else None
+    ok = key in ss and (valid is None or valid(held))
+    if ok and key in before and not _same(held, before[key]):
+        return  # moved by the user in this rerun
+    if ok and key in before and _same(held, value):
+        return  # already showing the stored value
+    ss[key] = value
+
+
+def drawn(key: str, value: Any) -> Any:
+    """Note what widget ``key`` shows after this run (see :func:`bind_widget`); returns ``value``."""
+    st.session_state.setdefault(DRAWN, {})[key] = value
+    return value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b) and not (isinstance(a, (int, float)) and isinstance(b, (int, float))):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # pragma: no cover - values that do not compare
+        return False
 
 
 def mech_params(name: str) -> dict[str, Any]:
@@ -276,35 +357,44 @@ def current_setting() -> Setting:
 
 
 def apply_setting(setting: Setting) -> None:
-    """Make ``setting`` current: the plain keys, and the Sanitize widgets re-seeded from them.
+    """Make ``setting`` current as one action (a fix, an undo, a restore, "make current").
 
-    Safe in a callback (before the widgets are drawn): the mechanism's
-    parameter widgets, the mechanism and seed widgets are dropped so the
-    next run draws them from the plain keys.
+    Safe in a callback: only the plain keys change; the widgets are drawn
+    from them on the next run (:func:`bind_widget`), and the history
+    records the change as one entry of its own (:func:`record_history`).
     """
-    from .params import auto_key, widget_key
-
     ss = st.session_state
-    mech = MECHANISMS[setting.mechanism]
     ss[MECH] = setting.mechanism
     set_mech_params(setting.mechanism, dict(setting.params))
     ss[SEED] = int(setting.seed)
-    ns = f"m_{setting.mechanism}"
-    for p in mech.params:
-        for key in (widget_key(ns, p), auto_key(ns, p)):
-            ss.pop(key, None)
-    for key in ("w_mech", "w_seed"):
-        ss.pop(key, None)
+    ss[ACTION] = True
 
 
 def record_history() -> None:
-    """Add the current setting to the history (unless it is the latest already; the last 50 kept)."""
+    """Add the current setting to the history as one action (the last 50 kept).
+
+    Consecutive moves of one parameter (each arrow-key press, each slider
+    stop) are one action: the newest entry is replaced while the same
+    parameter keeps moving, so undo goes back to before the run of moves.
+    A mechanism switch, a seed change, another parameter, a fix, a restore,
+    an undo or "make current" start an entry of their own.
+    """
     ss = st.session_state
-    ss[HISTORY] = record(ss.get(HISTORY) or (), current_setting())
+    history = tuple(ss.get(HISTORY) or ())
+    now = current_setting()
+    action = bool(ss.pop(ACTION, False))
+    if history and history[-1].key() == now.key():
+        if action:
+            ss[HISTORY_TAIL] = None
+        return
+    param = moved(history[-1], now) if history else None
+    extend = not action and param is not None and param == ss.get(HISTORY_TAIL)
+    ss[HISTORY] = record(history, now, replace_last=extend)
+    ss[HISTORY_TAIL] = None if action else param
 
 
 def undo_setting() -> bool:
-    """One step back in the history; False when there is nothing to undo."""
+    """One action back in the history; False when there is nothing to undo."""
     ss = st.session_state
     history, back = undo(ss.get(HISTORY) or ())
     if back is None:
@@ -341,11 +431,45 @@ def unpin(name: str) -> None:
         ss[DECISION] = None
 
 
+def bind_table(key: str) -> None:
+    """Keep each table's pins and decision apart (issue 23 §1); call whenever the current table is resolved.
+
+    ``key`` names the table as the release sees it
+    (:attr:`core.table.Dataset.key`: the content hash of the table as read,
+    so its read options, and the SA, QIs and bands).  When it changes, the
+    pins, the decision record and its draft of the table before are put
+    aside and those of ``key`` (none for a table not used yet) become
+    current; switching back brings the first table's back.  Pins restored
+    from a link or an opened session (nothing bound yet) belong to the first
+    table resolved.
+    """
+    ss = st.session_state
+    bound = ss.get(BOUND_TABLE)
+    if bound == key:
+        return
+    records = dict(ss.get(TABLE_RECORDS) or {})
+    if bound is not None:
+        records[bound] = {"pins": pins(), "decision": ss.get(DECISION), "draft": ss.get("wb_decision_draft")}
+        mine = records.pop(key, None) or {"pins": (), "decision": None, "draft": None}
+        ss[PINS] = tuple(mine["pins"])
+        ss[DECISION] = mine["decision"]
+        ss["wb_decision_draft"] = mine["draft"]
+        ss.pop("wb_decision_report", None)  # a report of another table's record
+        for k in ("w_decision_chosen", "w_decision_rationale", "w_decision_reviewers", "w_decision_date"):
+            ss.pop(k, None)
+    else:
+        records.pop(key, None)  # what was restored wins over an older record of the same table
+    ss[TABLE_RECORDS] = records
+    ss[BOUND_TABLE] = key
+
+
 def decision_for(setting: Setting) -> dict | None:
     """The decision record as JSON when ``setting`` is the chosen pin's (for its manifest and report), else None."""
     decision = st.session_state.get(DECISION)
     if decision is None:
         return None
+    if decision.table and decision.table != st.session_state.get(BOUND_TABLE):
+        return None  # recorded on another table (never shown as this one's)
     chosen = next((p for p in pins() if p.name == decision.chosen), None)
     if chosen is None or chosen.setting.key() != setting.key():
         return None
@@ -392,6 +516,9 @@ def apply_session(session: Session, upload: dict | None = None) -> None:
     draws it from the session.
     """
     ss = st.session_state
+    if ss.get(BOUND_TABLE) is not None:  # the table in use keeps its own pins and decision for a switch back
+        ss[TABLE_RECORDS] = {**(ss.get(TABLE_RECORDS) or {}), ss[BOUND_TABLE]: {
+            "pins": pins(), "decision": ss.get(DECISION), "draft": ss.get("wb_decision_draft")}}
     if session.table.kind == "sample":
         name, _, size = session.table.name.partition(":")
         ss[SOURCE] = "sample"
@@ -409,7 +536,10 @@ def apply_session(session: Session, upload: dict | None = None) -> None:
     ss[PINS] = tuple(session.pins)
     ss[HISTORY] = tuple(session.history)
     ss[DECISION] = session.decision
+    ss[BOUND_TABLE] = None  # the session's pins and decision belong to the table it opens
+    ss.pop("wb_decision_draft", None)
     apply_setting(session.current)
+    ss[HISTORY_TAIL] = None
     for key in list(ss):
         if isinstance(key, str) and (key.startswith(("w_m_", "w_decision_", "w_size_", "w_band_"))
                                      or key in {"w_source", "w_sample", "w_sa", "w_qi", "_w_cols_for",

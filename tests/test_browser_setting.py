@@ -1,0 +1,70 @@
+"""One value for a setting in a real browser (issue 23 §1): what the widgets show is what the release uses.
+
+Mondrian's one-click fix, a switch to another mechanism and back: the
+widgets must show the fixed values (the release and the link use them),
+not their lowest ends, and one arrow-key press must move from them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from test_browser import browser, streamlit_server  # noqa: F401  (chromium; a server started here)
+from test_browser_import import _choose, _settle, _wait_for
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server that looks for the nearest setting behind the page, as it does for a steward (the page tests'
+    conftest asks for it inline)."""
+    saved = os.environ.pop("WORKBENCH_VERDICT_SEARCH", None)
+    try:
+        with streamlit_server() as url:
+            yield url
+    finally:
+        if saved is not None:
+            os.environ["WORKBENCH_VERDICT_SEARCH"] = saved
+
+
+def _query(page) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.evaluate("location.href")).query).items()}
+
+
+def _shown(page) -> dict[str, object]:
+    beta = page.locator('[data-testid="stMain"] input[type="range"][aria-label="β (beta)"]')
+    k = page.locator('[data-testid="stMain"] [data-testid="stNumberInput"]').filter(has_text="k").locator("input")
+    auto = page.get_by_role("checkbox", name="derive ℓ automatically")
+    return {"beta": beta.get_attribute("aria-valuetext"), "k": k.first.input_value(),
+            "auto": auto.is_checked()}
+
+
+def test_fix_switch_and_back_shows_the_fixed_setting(server, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.set_default_timeout(120_000)
+    try:
+        page.goto(f"{server}/Sanitize?data=adult&sa=occupation&mech=mondrian&k=20&seed=1", timeout=60_000)
+        fix = page.get_by_role("button", name="Use β")
+        fix.first.wait_for(timeout=120_000)
+        fix.first.click()
+        _settle(page)
+        assert _wait_for(lambda: _query(page).get("k") not in (None, "20"), 60), _query(page)
+        fixed = _query(page)
+        before = _shown(page)
+        assert before["k"].replace(",", "") == fixed["k"]
+        _choose(page, "Mechanism", "Anatomy")
+        assert _wait_for(lambda: _query(page).get("mech") == "anatomy", 60)
+        _choose(page, "Mechanism", "Mondrian")
+        assert _wait_for(lambda: _query(page).get("mech") == "mondrian", 60)
+        _settle(page)
+        time.sleep(1.0)
+        after = _shown(page)
+        assert after == before, (before, after, _query(page))
+        assert {k: _query(page).get(k) for k in ("beta", "k")} == {k: fixed.get(k) for k in ("beta", "k")}
+    finally:
+        page.close()
