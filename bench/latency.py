@@ -23,6 +23,11 @@ What is timed (issue 13 §5), all on Adult (occupation as the sensitive attribut
 * **Trade-off map**: "Measure every setting" with the page's defaults (every mechanism along its
   main parameter), click to the end of the run, progress shown (target 6 s).
 * **Report**: "Build the report", click to the download button (target 5 s), after the map.
+* **First paint** (issue 26 §4): a fresh server of its own; from its health check answering to the
+  Home page's title in chromium (target 2 s), and to the end of Home's first run.
+* **Floor** (issue 27): ``bench/floor_app.py``, a bare Streamlit page (one slider, a 20-row table, a
+  plotly histogram of 45,000 values) on a server of its own, timed the same way (slider press, first
+  paint); every slider figure is printed with its ratio to the floor of the same run.
 * **census 5M** (opt-in, ``--census``; issue 15): the Sanitize slider of SPLU-Gen (gamma) and UP (its
   first slider) on ``census:5000000``, or of the mechanisms ``--mechs`` names, timed as on Adult once
   the table is loaded (target 1 s), with the time until the page settled.
@@ -32,6 +37,9 @@ root going from ``running`` to ``notRunning``, recorded in the page by a Mutatio
 ``performance.now()`` (so polling adds nothing). The server is started for the run on a free
 loopback port and stopped by its PID; every run starts with empty caches (a fresh server), so the
 numbers are a first visit's, not a warm cache's, except where said.
+
+A section that fails or times out keeps what it measured before: the table
+prints those figures and, below it, what was not measured and why.
 """
 
 from __future__ import annotations
@@ -50,7 +58,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-TARGETS = {"sanitize": 0.4, "pages": 1.5, "query": 1.0, "map": 6.0, "report": 5.0}
+TARGETS = {"sanitize": 0.4, "pages": 1.5, "query": 1.0, "map": 6.0, "report": 5.0, "paint": 2.0}
+#: issue 27: the Sanitize slider's median within 1.25x the floor, its slowest within 2x
+FLOOR_MEDIAN, FLOOR_SLOWEST = 1.25, 2.0
 MECHANISMS = ("uniform", "reconstruction", "sdr", "splu", "bucketization", "anatomy", "ambiguity", "dbr",
               "priview", "laplace", "mondrian")
 QUERY = "data=adult&sa=occupation&seed=1"
@@ -82,13 +92,16 @@ def _free_port() -> int:
 
 
 class Server:
-    """``streamlit run app.py`` in ``root`` on a free loopback port; stopped by its PID."""
+    """``streamlit run SCRIPT`` (default app.py) in ``root`` on a free loopback port; stopped by its PID.
 
-    def __init__(self, root: Path):
+    ``healthy_at``: ``time.perf_counter()`` when the health check first answered.
+    """
+
+    def __init__(self, root: Path, script: str = "app.py"):
         self.port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(root)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.port", str(self.port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -99,9 +112,10 @@ class Server:
             try:
                 with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
                     if r.status == 200:
+                        self.healthy_at = time.perf_counter()
                         return
             except OSError:
-                time.sleep(0.3)
+                time.sleep(0.05)
         self.stop()
         raise TimeoutError("streamlit did not start within 60 s")
 
@@ -194,42 +208,59 @@ def _open(page, url: str, timeout: float = 120) -> None:
 
 
 def sanitize(browser, server: Server, presses: int = 3, mechanisms=MECHANISMS, query: str = QUERY,
-             timeout: float = 180) -> dict:
-    """Median seconds per mechanism from ArrowRight on its main parameter's slider to the end of the rerun."""
-    out = {}
+             timeout: float = 180, out: dict | None = None) -> dict:
+    """Median seconds per mechanism from ArrowRight on its main parameter's slider to the end of the rerun.
+
+    Fills ``out`` as it goes; a mechanism that fails or times out is
+    recorded under ``_errors`` (with the presses it did time) and the next
+    one is measured.
+    """
+    out = {} if out is None else out
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(timeout * 1000)
     try:
         for name in mechanisms:
-            _open(page, f"{server.url}/Sanitize?{query}&mech={name}", timeout=timeout)
-            sliders = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]')
-            try:  # on a loaded machine the widgets can arrive after the first idle moment
-                sliders.first.wait_for(state="attached", timeout=15_000)
-            except Exception:
-                pass
-            if sliders.count() == 0:
-                out[name] = None  # no parameter to move (DBR)
-                continue
-            handle = sliders.first
-            times, settled = [], []
-            key = "ArrowRight"
-            for _ in range(presses):
-                handle.focus()
-                if float(handle.input_value()) >= float(handle.get_attribute("max")):
-                    key = "ArrowLeft"  # at the top (a slider over a few presets): go down, to values not seen yet
-                times.append(_timed(page, lambda: page.keyboard.press(key), timeout=timeout, settled=settled))
-                _idle(page, timeout=timeout)
-            out[name] = statistics.median(times)
-            out.setdefault("_runs", {})[name] = times
-            out.setdefault("_settled", {})[name] = statistics.median(settled)
+            try:
+                _mechanism(page, server, name, presses, query, timeout, out)
+            except Exception as exc:  # keep the others' figures: say which one failed and why
+                out.setdefault("_errors", {})[name] = f"{type(exc).__name__}: {exc}"[:200]
+                if out.get("_runs", {}).get(name):
+                    out[name] = statistics.median(out["_runs"][name])
+                page.close()
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(timeout * 1000)
     finally:
         page.close()
     return out
 
 
-def pages(browser, server: Server) -> dict:
+def _mechanism(page, server: Server, name: str, presses: int, query: str, timeout: float, out: dict) -> None:
+    _open(page, f"{server.url}/Sanitize?{query}&mech={name}", timeout=timeout)
+    sliders = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]')
+    try:  # on a loaded machine the widgets can arrive after the first idle moment
+        sliders.first.wait_for(state="attached", timeout=15_000)
+    except Exception:
+        pass
+    if sliders.count() == 0:
+        out[name] = None  # no parameter to move (DBR)
+        return
+    handle = sliders.first
+    times = out.setdefault("_runs", {})[name] = []
+    settled: list = []
+    key = "ArrowRight"
+    for _ in range(presses):
+        handle.focus()
+        if float(handle.input_value()) >= float(handle.get_attribute("max")):
+            key = "ArrowLeft"  # at the top (a slider over a few presets): go down, to values not seen yet
+        times.append(_timed(page, lambda: page.keyboard.press(key), timeout=timeout, settled=settled))
+        _idle(page, timeout=timeout)
+    out[name] = statistics.median(times)
+    out.setdefault("_settled", {})[name] = statistics.median(settled)
+
+
+def pages(browser, server: Server, out: dict | None = None) -> dict:
     """Seconds from a sidebar click to the end of the page's first run, per page (Adult loaded first)."""
-    out = {}
+    out = {} if out is None else out
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         _open(page, f"{server.url}/?{QUERY}")
@@ -246,14 +277,14 @@ def pages(browser, server: Server) -> dict:
     return out
 
 
-def query_slider(browser, server: Server, presses: int = 3) -> list[float]:
+def query_slider(browser, server: Server, presses: int = 3, out: list | None = None) -> list[float]:
     """Seconds from a key press on the Query error workload's first slider to the end of the rerun."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         _open(page, f"{server.url}/Query_error?{QUERY}&mech=splu")
         # the workload's first slider: attributes per query (max_attrs, 1 to 8)
         handle = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
-        times = []
+        times = [] if out is None else out
         for key in ["ArrowLeft", "ArrowLeft", "ArrowRight"][:presses]:
             handle.focus()
             times.append(_timed(page, lambda: page.keyboard.press(key)))
@@ -263,9 +294,9 @@ def query_slider(browser, server: Server, presses: int = 3) -> list[float]:
         page.close()
 
 
-def map_and_report(browser, server: Server) -> dict:
+def map_and_report(browser, server: Server, out: dict | None = None) -> dict:
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    out = {}
+    out = {} if out is None else out
     try:
         _open(page, f"{server.url}/Trade-offs?{QUERY}&mech=splu")
         button = page.get_by_role("button", name="Measure every setting")
@@ -286,6 +317,8 @@ def map_and_report(browser, server: Server) -> dict:
                 out["map"] = float(done)
                 break
             time.sleep(0.05)
+        else:
+            raise TimeoutError("the map's run did not end within 300 s")
         out["map progress shown"] = bool(seen)
         _idle(page)
         build = page.get_by_role("button", name="Build the report")
@@ -303,7 +336,7 @@ CENSUS_MECHANISMS = ("splu", "uniform")
 
 
 def census(browser, server: Server, rows: int = CENSUS_ROWS, presses: int = 3,
-           mechanisms=CENSUS_MECHANISMS) -> dict:
+           mechanisms=CENSUS_MECHANISMS, out: dict | None = None) -> dict:
     """The Sanitize slider on ``census:rows``: the table is loaded (and each mechanism's first release
     made) before the clock starts; then each key press is timed as on Adult (``mechanisms``: any of
     :data:`MECHANISMS`, ``--mechs`` with ``--census``)."""
@@ -314,8 +347,52 @@ def census(browser, server: Server, rows: int = CENSUS_ROWS, presses: int = 3,
         _open(page, f"{server.url}/?{query}", timeout=900)  # loads and encodes the table (minutes)
     finally:
         page.close()
-    out = {"setup seconds": time.perf_counter() - start}
-    out.update(sanitize(browser, server, presses, mechanisms, query, timeout=900))
+    out = {} if out is None else out
+    out["setup seconds"] = time.perf_counter() - start
+    return sanitize(browser, server, presses, mechanisms, query, timeout=900, out=out)
+
+
+def first_paint(browser, root: Path, script: str = "app.py", title: str | None = None,
+                out: dict | None = None, timeout: float = 120) -> dict:
+    """A fresh server of its own: seconds from its health check answering to the first page's title in chromium
+    (``paint``), and to the end of that page's first run (``run``).  The browser is up before the server starts.
+
+    ``title``: the text the ``h1`` must show (default: any ``h1``).
+    """
+    out = {} if out is None else out
+    server = Server(root, script)
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(server.url, timeout=timeout * 1000)
+        h1 = page.locator('[data-testid="stMain"] h1')
+        (h1.filter(has_text=title) if title else h1).first.wait_for(timeout=timeout * 1000)
+        out["paint"] = time.perf_counter() - server.healthy_at
+        _idle(page, timeout=timeout)
+        out["run"] = time.perf_counter() - server.healthy_at - 0.8  # _idle waited 0.8 s of quiet after the run
+    finally:
+        page.close()
+        server.stop()
+    return out
+
+
+def floor(browser, root: Path, presses: int = 6, out: dict | None = None) -> dict:
+    """The floor app (``bench/floor_app.py``): first paint, then ``presses`` slider presses on a server of its own."""
+    out = {} if out is None else out
+    first_paint(browser, root, "bench/floor_app.py", "Floor", out=out.setdefault("first", {}))
+    server = Server(root, "bench/floor_app.py")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        _open(page, server.url)
+        handle = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
+        times = out.setdefault("_runs", [])
+        for _ in range(presses):
+            handle.focus()
+            times.append(_timed(page, lambda: page.keyboard.press("ArrowRight")))
+            _idle(page)
+        out["slider"] = statistics.median(times)
+    finally:
+        page.close()
+        server.stop()
     return out
 
 
@@ -324,19 +401,40 @@ def _fmt(v) -> str:
 
 
 def table(results: dict) -> str:
-    """The results as a Markdown table (measurement, seconds, target, met)."""
+    """The results as a Markdown table (measurement, seconds, target, met, ratio to the floor of the same run).
+
+    With the floor measured, the Sanitize and census slider targets are
+    the issue's ratios to it (median 1.25x, slowest 2x; census 1 s); without
+    it, the fixed targets of :data:`TARGETS`.
+    """
     rows = []
+    fl = results.get("floor", {}).get("slider")
+    paint_floor = results.get("floor", {}).get("first", {}).get("paint")
+    if fl is not None:
+        rows.append(("Floor app slider (bench/floor_app.py), median", fl, None))
+    if paint_floor is not None:
+        rows.append(("Floor app first paint after its health check", paint_floor, None))
+    fp = results.get("paint", {})
+    if "paint" in fp:
+        rows.append(("First paint of Home (fresh server, from its health check)", fp["paint"], TARGETS["paint"]))
+    if "run" in fp:
+        rows.append(("  Home's first run complete (fresh server)", fp["run"], None))
     san = {k: v for k, v in results.get("sanitize", {}).items() if v is not None and not k.startswith("_")}
     if san:
         med = statistics.median(san.values())
-        rows.append(("Sanitize slider, median over the mechanisms", med, TARGETS["sanitize"]))
+        rows.append(("Sanitize slider, median over the mechanisms", med,
+                     FLOOR_MEDIAN * fl if fl else TARGETS["sanitize"]))
+        slow = max(san, key=san.get)
+        rows.append((f"Sanitize slider, slowest ({slow})", san[slow], FLOOR_SLOWEST * fl if fl else None))
         for k, v in results["sanitize"].items():
             if not k.startswith("_"):
                 rows.append((f"  Sanitize slider, {k}", v, None))
         after = results["sanitize"].get("_settled", {})
         if after:
             rows.append(("Sanitize slider until the page settled (nearest-setting fix shown), median",
-                         statistics.median(after.values()), None))
+                         statistics.median(after.values()), FLOOR_MEDIAN * fl if fl else None))
+            slow = max(after, key=after.get)
+            rows.append((f"  settled, slowest ({slow})", after[slow], FLOOR_SLOWEST * fl if fl else None))
     big = results.get("census", {})
     for k, v in big.items():
         if k in MECHANISMS:
@@ -353,17 +451,33 @@ def table(results: dict) -> str:
                      + ("" if mr.get("map progress shown") else " (no progress seen)"), mr["map"], TARGETS["map"]))
     if "report" in results.get("map_report", {}):
         rows.append(("Report build (after the map)", results["map_report"]["report"], TARGETS["report"]))
-    lines = ["| measurement | seconds | target | met |", "| --- | ---: | ---: | --- |"]
+    lines = ["| measurement | seconds | target | met | x floor |", "| --- | ---: | ---: | --- | ---: |"]
     for label, v, target in rows:
         met = "" if target is None or v is None else ("yes" if v <= target else f"no (+{v - target:.2f} s)")
-        lines.append(f"| {label} | {_fmt(v)} | {'' if target is None else f'≤ {target:g}'} | {met} |")
+        base = paint_floor if "paint" in label or "first run" in label else fl
+        ratio = "" if v is None or not base or label.startswith("Floor") else f"{v / base:.2f}x"
+        lines.append(f"| {label} | {_fmt(v)} | {'' if target is None else f'≤ {target:.2g}'} | {met} | {ratio} |")
     return "\n".join(lines)
+
+
+def _section(results: dict, key: str, partial, run) -> None:
+    """Run one section into ``partial`` (kept in ``results[key]`` whatever happens); a failure is recorded."""
+    results[key] = partial
+    try:
+        got = run(partial)
+        if got is not partial and got is not None:
+            results[key] = got
+    except Exception as exc:  # one section failing keeps the others' numbers and its own so far
+        results.setdefault("errors", {})[key] = f"{type(exc).__name__}: {exc}"[:300]
+        print(f"{key} failed: {results['errors'][key]}", file=sys.stderr)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", type=Path, default=ROOT, help="checkout to serve (default: this one)")
-    ap.add_argument("--only", default="sanitize,pages,query,map", help="comma separated: sanitize,pages,query,map")
+    ap.add_argument("--only", default="floor,paint,sanitize,pages,query,map",
+                    help="comma separated: floor,paint,sanitize,pages,query,map (floor: the bare Streamlit app "
+                         "every slider is compared with; paint: a fresh server's first paint of Home)")
     ap.add_argument("--json", type=Path, help="also write the raw results here")
     ap.add_argument("--census", action="store_true",
                     help=f"also time the Sanitize slider on census:{CENSUS_ROWS:,} (opt-in: loading the table "
@@ -382,34 +496,42 @@ def main(argv=None) -> int:
 
     wanted = {w.strip() for w in args.only.split(",") if w.strip()}
     results: dict = {"cpus": os.cpu_count(), "load_before": os.getloadavg()[0]}
-    server = Server(args.root.resolve())
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    root = args.root.resolve()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            # servers of their own first (a fresh server each), then the shared one
+            for key, run in (("floor", lambda b, out: floor(b, ROOT, out=out)),
+                             ("paint", lambda b, out: first_paint(b, root, out=out))):
+                if key in wanted:
+                    _section(results, key, {}, lambda out: run(browser, out))
+            shared = {"pages", "sanitize", "query", "map"} & wanted or args.census
+            server = Server(root) if shared else None
             try:
                 # every section on its own fresh page; the server's caches fill as the sections run, in this order
-                sections = (("pages", pages),
-                            ("sanitize", lambda b, s: sanitize(b, s, args.presses, mechs)),
-                            ("query", query_slider),
-                            ("map_report", map_and_report),
-                            ("census", lambda b, s: census(b, s, presses=args.presses, mechanisms=census_mechs)))
-                for key, run in sections:
+                sections = (("pages", {}, lambda out: pages(browser, server, out)),
+                            ("sanitize", {}, lambda out: sanitize(browser, server, args.presses, mechs, out=out)),
+                            ("query", [], lambda out: query_slider(browser, server, args.presses, out)),
+                            ("map_report", {}, lambda out: map_and_report(browser, server, out)),
+                            ("census", {}, lambda out: census(browser, server, presses=args.presses,
+                                                              mechanisms=census_mechs, out=out)))
+                for key, partial, run in sections:
                     if key.split("_")[0] in wanted or (key == "census" and args.census):
-                        try:
-                            results[key] = run(browser, server)
-                        except Exception as exc:  # one section failing keeps the others' numbers
-                            results.setdefault("errors", {})[key] = f"{type(exc).__name__}: {exc}"[:300]
-                            print(f"{key} failed: {results['errors'][key]}", file=sys.stderr)
+                        _section(results, key, partial, run)
             finally:
-                browser.close()
-    finally:
-        server.stop()
+                if server is not None:
+                    server.stop()
+        finally:
+            browser.close()
     results["load_after"] = os.getloadavg()[0]
     print(f"{results['cpus']} CPUs; 1-minute load average {results['load_before']:.1f} before, "
           f"{results['load_after']:.1f} after (above the CPU count, every number is inflated by waiting)\n")
     print(table(results))
     for key, message in results.get("errors", {}).items():
-        print(f"\n{key}: not measured ({message})")
+        print(f"\n{key}: stopped ({message}); the figures above are what it measured before")
+    for key in ("sanitize", "census"):
+        for name, message in results.get(key, {}).get("_errors", {}).items():
+            print(f"\n{key}, {name}: not measured ({message})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

@@ -50,10 +50,6 @@ class RiskTooHigh(GuaranteeNotMet):
     """``max_risk``: the measured risk's interval reaches above the limit, or the risk could not be measured."""
 
 
-#: the risk is measured on tables of at most this many records (issue 22: within 5 s at 1M rows); a larger
-#: table's manifest says it was not measured and why, on every engine alike (same manifest bytes)
-RISK_ROWS = 1_000_000
-
 
 # ------------------------------------------------------------------ the request
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ class Outcome:
     written: list[Path] = field(default_factory=list)
     #: the Dask engine's run (engine, partitions, workers, seconds); None on the local engine
     run: Mapping[str, Any] | None = None
-    #: the manifest's risk block (:func:`measure_risk`, or :data:`NOT_ASKED`)
+    #: the manifest's risk block (:func:`measure_risk`, or :data:`core.risk.NOT_ASKED`)
     risk: Mapping[str, Any] | None = None
 
     @property
@@ -197,64 +193,24 @@ def _require(request: Request, verdict: "Verdict | None") -> None:
 
 
 def measure_risk(data: "Dataset", setting: "Setting", verdict: "Verdict | None" = None) -> dict[str, Any]:
-    """The manifest's risk block: the release's measured risk in plain words, beside its verdict.
+    """The manifest's risk block (:func:`core.risk.risk_block`): the measured risk in plain words, beside the verdict."""
+    from .risk import risk_block
 
-    :func:`core.risk.assess` attacks a measurement release of a seeded 80%
-    of the table and scores each attacker against the held-out 20%; the
-    block holds its figures (risk, 95% interval, split, attacks,
-    measurement seed), ``sentence`` (the plain-language figure) and
-    ``beside_verdict`` (one sentence setting the verdict and the risk side
-    by side, :func:`core.risk.reconcile`).  A table of more than
-    :data:`RISK_ROWS` records, or one the measurement cannot run on, gets
-    ``{"measured": false, "why": ...}``: said, never silently missing.
-    Same table, setting and seed, same block (no timings).
-    """
-    return beside_verdict(assess_risk(data, setting), verdict)
+    return risk_block(data, setting, verdict)
 
 
 def assess_risk(data: "Dataset", setting: "Setting") -> dict[str, Any]:
-    """The risk block of :func:`measure_risk` without the sentence beside the verdict (the pages cache this)."""
-    from . import risk as _risk
-    from .errors import WorkbenchError
+    """The risk block without the sentence beside the verdict (:func:`core.risk.assessed_block`; the pages cache it)."""
+    from .risk import assessed_block
 
-    if data.n > RISK_ROWS:
-        return _unmeasured(data.n)
-    try:
-        assessment = _risk.assess(data, setting.mechanism, dict(setting.params), int(setting.seed))
-    except WorkbenchError as exc:
-        return {"measured": False, "why": str(exc)}
-    return {"measured": True, **assessment.to_json(), "sentence": assessment.sentence(list(data.qi), data.sa)}
+    return assessed_block(data, setting)
 
 
 def beside_verdict(block: Mapping[str, Any], verdict: "Verdict | None") -> dict[str, Any]:
-    """``block`` with ``beside_verdict``: the verdict and the measured risk reconciled in one sentence."""
-    from . import risk as _risk
+    """``block`` with the verdict and the measured risk reconciled in one sentence (:func:`core.risk.beside_verdict`)."""
+    from .risk import beside_verdict as beside
 
-    from .guarantee import PLAIN, STANDING_LABELS
-
-    block = dict(block)
-    if verdict is not None and block.get("measured"):
-        try:
-            text = _risk.reconcile(verdict.outcome, (block["risk"], *block["interval"]))
-        except ValueError:  # an outcome reconcile does not name: the verdict's line stands alone
-            return block
-        standing = getattr(verdict, "standing", PLAIN)
-        if text.startswith("Meets its own guarantee") and standing != PLAIN:
-            # a qualified, vacuous or little-publishing meet is never reconciled as a plain one
-            text = STANDING_LABELS[standing].replace("its guarantee", "its own guarantee", 1).capitalize() + \
-                text[len("Meets its own guarantee"):]
-        block["beside_verdict"] = text
-    return block
-
-
-#: the risk block of a release whose request turned the measurement off (said in the manifest, not left out)
-NOT_ASKED = {"measured": False, "why": "The risk measurement was turned off for this release."}
-
-
-def _unmeasured(rows: int) -> dict[str, Any]:
-    return {"measured": False,
-            "why": f"The table has {rows:,} records; the risk is measured on tables of at most {RISK_ROWS:,} "
-                   "(a seeded sample of this table, loaded as its own table, can be measured)."}
+    return beside(block, verdict)
 
 
 def _check_risk(request: Request, block: Mapping[str, Any] | None) -> None:
@@ -303,6 +259,8 @@ def sanitize(request: Request, out: str | Path | None = None, manifest: str | Pa
     release = build(data, request.setting)
     verdict = judge(data, release)
     _require(request, verdict)
+    from .risk import NOT_ASKED
+
     risk = measure_risk(data, request.setting, verdict) if request.risk else NOT_ASKED
     _check_risk(request, risk)
     outcome = Outcome(request, release, verdict, data, risk=risk)
@@ -359,7 +317,9 @@ def _sanitize_dask(request: Request, out, manifest, overwrite: bool = False) -> 
     if not request.qi:
         request = replace(request, qi=proposed_qi(request))
     setting = request.setting
-    measured: dict[str, Any] = {"risk": NOT_ASKED}
+    from . import risk as _risk
+
+    measured: dict[str, Any] = {"risk": _risk.NOT_ASKED}
 
     def require(release):
         _require(request, release.verdict)
@@ -367,8 +327,8 @@ def _sanitize_dask(request: Request, out, manifest, overwrite: bool = False) -> 
             # measured on the table itself, loaded here when it is small enough (RISK_ROWS), so the manifest is
             # the local engine's byte for byte; a larger table's block says so on both engines alike
             rows = int(release.source["rows"])
-            measured["risk"] = (measure_risk(dataset(request), setting, release.verdict) if rows <= RISK_ROWS
-                                else _unmeasured(rows))
+            measured["risk"] = (measure_risk(dataset(request), setting, release.verdict)
+                                if rows <= _risk.RISK_ROWS else _risk.unmeasured(rows))
             _check_risk(request, measured["risk"])
 
     done = dk.sanitize(request.data, request.sensitive, list(request.qi), setting.mechanism, dict(setting.params),
@@ -582,11 +542,12 @@ def people_intervals(request: Request, data, mechanism: str, raw: Mapping[str, A
     At counts 10 and 1,000 and per band of a seed 000 pool of 2,000 queries
     drawn with the release's seed (whatever workload the evaluation used: the
     same pool on every engine and every page), on tables of at most
-    :data:`RISK_ROWS` records; the Dask engine loads such a table here so
+    :data:`core.risk.RISK_ROWS` records; the Dask engine loads such a table here so
     both engines print the same figures.
     """
     from .errors import WorkbenchError
     from .intervals import count_intervals
+    from .risk import RISK_ROWS
     from .table import Dataset
 
     rows = int(data.n)

@@ -123,6 +123,21 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {clip(message, 300)} (see --help)")
 
 
+def _cached(name: str):
+    """The help text ``name`` from :mod:`core._helptext` (no mechanism imported), else built (see core.registry)."""
+    import functools
+
+    def wrap(build):
+        @functools.wraps(build)
+        def text() -> str:
+            from .registry import help_text
+
+            return help_text(name, build)
+        return text
+    return wrap
+
+
+@_cached("mechanisms")
 def _mechanism_help() -> str:
     from .mechanisms import MECHANISMS
 
@@ -137,6 +152,7 @@ def _mechanism_help() -> str:
     return "\n".join(lines)
 
 
+@_cached("bounds")
 def _bound_help() -> str:
     from .bounds import BOUNDS
 
@@ -148,6 +164,7 @@ def _bound_help() -> str:
     return "\n".join(lines)
 
 
+@_cached("workloads")
 def _workload_help() -> str:
     from .workloads import WORKLOADS
 
@@ -159,6 +176,7 @@ def _workload_help() -> str:
     return "\n".join(lines)
 
 
+@_cached("samples")
 def _sample_help() -> str:
     from . import samples
 
@@ -232,7 +250,7 @@ def _seed(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .mechanisms import MAX_SEED
+    from .registry import MAX_SEED
 
     from .errors import STATUS_HELP
 
@@ -406,7 +424,8 @@ def engine_args(p: argparse.ArgumentParser) -> None:
                    help="local: this process (default); dask: a dask.distributed cluster, for a Parquet dataset "
                         "(a folder of .parquet files, a glob or one file) too large for one process")
     g.add_argument("--scheduler", metavar="ADDRESS", action=_Once,
-                   help="with --engine dask: an existing Dask scheduler (e.g. tcp://10.0.0.5:8786), whose workers "
+                   help="with --engine dask: an existing Dask scheduler (e.g. tcp://SCHEDULER:8786, see "
+                        "docs/scale-cluster.md), whose workers get the workbench's code from the command and "
                         "read the input and write the part files themselves, so the input and the --out folder "
                         "must be at the same paths on every worker (a shared file system); default: a local "
                         "cluster started and stopped by the command (one worker of two threads in this process; "

@@ -247,6 +247,53 @@ def parse_whole(text: str) -> int | None:
     return int(text)
 
 
+#: the largest k written as ln(k) (the papers' ln 2, ln 3, ln 10 ...; issue 23 §4: "ln(9518639013453586)")
+LN_LARGEST = 10_000
+#: the largest denominator shown as one of the papers' fractions (1/13, 2/3, 1/7, 1/14) in display text
+PAPER_DENOMINATOR = 20
+
+
+def display_value(value: Any, kind: str | None = None) -> str:
+    """A number for a label or a report (issue 23 §4): counts, years, probabilities and the papers' fractions.
+
+    * ``None`` -> ``"derived"`` (a parameter left to be derived);
+    * a whole number -> thousands separators (``45,222``), or none for
+      ``kind="year"`` (``1974``);
+    * one of the papers' fractions (denominator up to
+      :data:`PAPER_DENOMINATOR`) -> ``1/13 ≈ 0.07692``; ``ln k`` (k up to
+      100) -> ``ln 3 ≈ 1.099``;
+    * any other real -> 4 significant digits (``0.1893``, ``0.661``), with
+      separators from 1,000 and an exponent below 0.001.
+
+    Unlike :func:`format_value` (exact, for links, manifests and the
+    command line), this is for reading; ``39/59`` is shown as ``0.661``.
+    """
+    if value is None:
+        return "derived"
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return "yes" if value else "no"
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(v):
+        return "∞" if v > 0 else ("−∞" if v < 0 else "—")
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v)) if kind == "year" else f"{int(v):,}"
+    frac = Fraction(v).limit_denominator(PAPER_DENOMINATOR)
+    if float(frac) == v:
+        return f"{frac.numerator}/{frac.denominator} ≈ {v:.4g}"
+    if 0 < v < math.log(101):
+        e = math.exp(v)
+        if abs(e - round(e)) < 1e-9 and round(e) >= 2:
+            return f"ln {int(round(e))} ≈ {v:.4g}"
+    if abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if abs(v) < 1e-3:
+        return f"{v:.3e}"
+    return f"{v:.4g}"
+
+
 def format_value(value: Any) -> str:
     """A parameter value as text that :meth:`Param.parse` reads back exactly.
 
@@ -269,7 +316,7 @@ def format_value(value: Any) -> str:
         short = f"{v:.6g}"
         if float(short) == v:
             return short
-        if 0 < v < 700:  # exp overflows beyond ~709
+        if 0 < v < math.log(LN_LARGEST + 1):  # ln(k) of a small k only: e^36.8 is "whole" by float precision alone
             e = math.exp(v)
             if abs(e - round(e)) < 1e-9 and round(e) >= 2:
                 return f"ln({int(round(e))})"

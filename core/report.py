@@ -37,7 +37,9 @@ from .evaluate import evaluate_release
 from .release import jsonable
 from .recommend import per_answer_budget
 from .baselines import matched
-from .risk import Point, Targets, measure, measure_release, pareto, setting_text, sweep_points, targets
+from .intervals import count_intervals
+from .risk import Point, Targets, measure, measure_release, pareto, risk_block, setting_text, sweep_points, targets
+from .session import Setting
 from .table import Dataset
 from .workload import Workload, seed000
 
@@ -192,7 +194,10 @@ def _compact(value: Any, limit: int | None = None) -> str:
 
 
 def _kv(mapping: Mapping[str, Any]) -> str:
-    rows = [{"item": k, "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
+    """Items as words (``violating_groups_before`` -> ``violating groups before``; issue 23 §4) and their values."""
+    from .guarantee import _name
+
+    rows = [{"item": _name(str(k)), "value": _compact(v) if isinstance(v, (dict, list, tuple, np.ndarray)) else v}
             for k, v in mapping.items()]
     return _table(pd.DataFrame(rows)) if rows else "<p>none</p>"
 
@@ -285,13 +290,20 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
         parts.append("<p><b>Derived values</b></p>" + _kv(derived))
     verdict = mechanisms.judge(data, release)
     parts.append("<p><b>Its guarantee</b>: " + _e(verdict.guarantee) + "</p>" + verdict_html(verdict))
+    risk = risk_block(data, Setting(mechanism, dict(raw or {}), int(seed)), verdict)
+    parts.append(risk_html(risk))
+    try:
+        people = count_intervals(data, mechanism, dict(raw or {}), int(seed), release=release).sentence()
+        parts.append(f"<p><b>A count in people</b>: {_e(people[0].upper() + people[1:])}.</p>")
+    except WorkbenchError as exc:
+        parts.append(f"<p class='note'>A count's interval in people could not be measured: {_e(exc)}</p>")
     for note in release.notes:
         if note not in verdict.explains:  # the verdict above already says these
             parts.append(f"<p class='note'>{_e(note)}</p>")
     parts.append("<p><b>Published with the data</b></p>" + _kv(release.published))
     parts.append("<p><b>Privacy checks</b></p>" + _kv(release.privacy))
     parts.append("<p><b>Manifest</b> (reproduce with the command in <code>reproduce</code>)</p>"
-                 f"<pre>{_e(json.dumps(release.manifest(decision), indent=2, ensure_ascii=False))}</pre>")
+                 f"<pre>{_e(json.dumps(release.manifest(decision, risk), indent=2, ensure_ascii=False))}</pre>")
 
     # ---------------------------------------------------------------- bounds
     wanted = relevant_bounds(mechanism)
@@ -416,6 +428,20 @@ def figure_specs(report: str) -> list[dict[str, Any]]:
                                               report, flags=re.S)]
 
 
+def risk_html(risk: Mapping[str, Any]) -> str:
+    """The measured risk as the report shows it (the manifest's block): the plain sentence and, beside the verdict,
+    a warning where they disagree; or why it was not measured."""
+    if not risk.get("measured"):
+        return f"<p class='warn'><b>Measured risk</b>: not measured. {_e(risk.get('why', ''))}</p>"
+    out = (f"<p><b>Its measured risk</b>: {_e(risk['sentence'])} ({risk['attacks']:,} attacks on people in a "
+           f"measurement release of {risk['split']['train']:,} records and as many on {risk['split']['control']:,} "
+           f"held out of it, split seed {risk['split']['seed']}; docs/risk.md)</p>")
+    beside = risk.get("beside_verdict")
+    if beside:
+        out += f"<p class='{'cap' if 'agrees' in beside else 'warn'}'>{_e(beside)}</p>"
+    return out
+
+
 def verdict_html(verdict) -> str:
     """The verdict as the report shows it: a warning unless it meets plainly, with the release notes that explain it."""
     head = verdict.heading[0].upper() + verdict.heading[1:]  # plain, qualified, vacuous, publishes little, ...
@@ -433,6 +459,14 @@ def _verdict_word(p: Point) -> str:
     if p.verdict == "meets":
         return "meets" if p.verdict_plain else "meets, qualified"
     return "fails" if p.verdict == "fails" else "cannot run"
+
+
+def _shown(text: Any) -> str:
+    """A parameter value as the pages show it (``39/59`` -> ``0.661``, :func:`core.params.display_value`)."""
+    from .params import display_value, parse_number
+
+    number = parse_number(str(text)) if isinstance(text, str) else text
+    return display_value(number) if isinstance(number, (int, float)) else str(text)
 
 
 def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]] = (),
@@ -455,7 +489,8 @@ def decision_html(decision: Mapping[str, Any], pins: Sequence[Mapping[str, Any]]
     for name in names:
         p = by_name.get(name, {})
         title = mechanisms.MECHANISMS[p["mechanism"]].title if p.get("mechanism") in mechanisms.MECHANISMS else "–"
-        params = ", ".join(f"{k}={v}" for k, v in (p.get("params") or {}).items() if v is not None) or "defaults"
+        params = ", ".join(f"{k} = {_shown(v)}" for k, v in (p.get("params") or {}).items() if v is not None) \
+            or "defaults"
         row = {"pin": name, "role": "chosen" if name == chosen else "alternative", "mechanism": title,
                "parameters": params if p else "–", "seed": p.get("seed", "–"),
                "verdict as recorded": verdicts.get(name, "–")}
@@ -550,6 +585,7 @@ def pin_results(data: Dataset, pins: Sequence[Mapping[str, Any]], workload: Work
             release = mechanisms.sanitize(data, mech.name, raw, row["seed"])
             row["verdict"] = v = mechanisms.judge(data, release, suggest=False)
             ev = evaluate_release(release, workload)
+            row["risk"] = risk_block(data, Setting(mech.name, raw, row["seed"]), v)
         except WorkbenchError as exc:
             row["problem"] = str(exc)
             out.append(row)
@@ -609,6 +645,18 @@ def pins_html(data: Dataset, pins: Sequence[Mapping[str, Any]], chosen: str = ""
         put("rows published", head, f"{r['rows']:,}")
         for band, q, err in zip(band_names, counts, r["errors"]):
             put(f"query error · {band} ({q:,} queries)", head, "–" if err is None else _fmt(err, 3))
+    for head, r in zip(heads, results):
+        risk = r.get("risk")
+        if risk is None:
+            continue
+        if risk.get("measured"):
+            low, high = risk["interval"]
+            put("measured risk (added, 95% interval)", head, f"{risk['risk']:.3f} [{low:.3f}-{high:.3f}]")
+            put("measured risk · in words", head, risk["sentence"])
+            if risk.get("beside_verdict"):
+                put("verdict and risk", head, risk["beside_verdict"])
+        else:
+            put("measured risk (added, 95% interval)", head, f"not measured: {risk.get('why', '')}")
     for head, r in zip(heads, results):
         for item, text in (r.get("privacy") or {}).items():
             put(f"privacy · {item}", head, text)

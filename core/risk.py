@@ -238,9 +238,9 @@ def setting_text(params: Mapping[str, Any]) -> str:
 
 
 def measure(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, workload: Workload, t: Targets,
-            seed: int = 0) -> Point:
+            seed: int = 0, attacks: int | None = MAP_ATTACKS) -> Point:
     release = mechanisms.sanitize(data, mechanism, raw, seed)
-    return measure_release(data, release, workload, t)
+    return measure_release(data, release, workload, t, attacks=attacks)
 
 
 def sweep_jobs(names: Sequence[str], base: Mapping[str, Mapping[str, Any]] | None = None,
@@ -266,11 +266,13 @@ def sweep_jobs(names: Sequence[str], base: Mapping[str, Mapping[str, Any]] | Non
 def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Targets, seed: int = 0,
                  base: Mapping[str, Mapping[str, Any]] | None = None,
                  sweeps: Mapping[str, Sequence[Any]] | None = None,
-                 progress: Callable[[float, str], None] | None = None) -> tuple[list[Point], list[str]]:
+                 progress: Callable[[float, str], None] | None = None,
+                 attacks: int | None = MAP_ATTACKS) -> tuple[list[Point], list[str]]:
     """Every mechanism along its main parameter's sweep (or its single setting if it has none).
 
     Returns the measured points and one sentence per setting that could not
-    be sanitized (not eligible on this table).
+    be sanitized (not eligible on this table).  ``attacks``: of each point's
+    risk-scale assessment (None: none, the points carry the inference lift only).
     """
     jobs = sweep_jobs(names, base, sweeps)
     points, skipped = [], []
@@ -278,7 +280,7 @@ def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Tar
         if progress:
             progress(i / len(jobs), f"{mechanisms.get(name).title}: {raw}")
         try:
-            points.append(measure(data, name, raw, workload, t, seed))
+            points.append(measure(data, name, raw, workload, t, seed, attacks))
         except WorkbenchError as exc:
             skipped.append(f"{mechanisms.get(name).title} at {setting_text(raw)}: {exc}")
     if progress:
@@ -629,11 +631,8 @@ def _mechanism_guess(data: Dataset, release: Release, qi: np.ndarray, mode: int)
 def _prior(release: Release, data: Dataset) -> np.ndarray:
     """The SA distribution the release estimates (the whole table's, as the mechanism's estimator reads it)."""
     batch = QueryBatch(attrs=(), values=np.zeros((data.m, 0), np.int64), sa=np.eye(data.m, dtype=bool))
-    try:
-        est = np.asarray(mechanisms.estimate(release, [batch]), float)
-    except Exception:  # an estimator that needs a QI condition: fall back to the published marginal below
-        est = np.zeros(data.m)
-    est = np.clip(np.nan_to_num(est), 0, None)
+    # every estimator answers the empty QI condition (unbiased ones may go below 0: clipped)
+    est = np.clip(np.nan_to_num(np.asarray(mechanisms.estimate(release, [batch]), float)), 0, None)
     if est.sum() <= 0:
         est = data.sa_counts.astype(float)
     return est / est.sum()
@@ -820,3 +819,66 @@ def _sa_codes(t, sa: str, data: Dataset) -> np.ndarray:
     index = {_key(v): i for i, v in enumerate(data.sa_labels)}
     to_table = np.array([index.get(_key(v), -1) for v in lab], np.int64)
     return to_table[col]
+
+
+# ------------------------------------------------------------------ the manifest's risk block
+#: the risk is measured on tables of at most this many records (issue 22: within 5 s at 1M rows); a larger
+#: table's manifest says it was not measured and why, on every engine alike (same manifest bytes)
+RISK_ROWS = 1_000_000
+
+
+def risk_block(data: Dataset, setting, verdict=None) -> dict[str, Any]:
+    """The manifest's risk block: the release's measured risk in plain words, beside its verdict.
+
+    :func:`core.risk.assess` attacks a measurement release of a seeded 80%
+    of the table and scores each attacker against the held-out 20%; the
+    block holds its figures (risk, 95% interval, split, attacks,
+    measurement seed), ``sentence`` (the plain-language figure) and
+    ``beside_verdict`` (one sentence setting the verdict and the risk side
+    by side, :func:`core.risk.reconcile`).  A table of more than
+    :data:`RISK_ROWS` records, or one the measurement cannot run on, gets
+    ``{"measured": false, "why": ...}``: said, never silently missing.
+    Same table, setting and seed, same block (no timings).
+    """
+    return beside_verdict(assessed_block(data, setting), verdict)
+
+
+def assessed_block(data: Dataset, setting) -> dict[str, Any]:
+    """The risk block of :func:`risk_block` without the sentence beside the verdict (the pages cache this)."""
+    if data.n > RISK_ROWS:
+        return unmeasured(data.n)
+    try:
+        assessment = assess(data, setting.mechanism, dict(setting.params), int(setting.seed))
+    except WorkbenchError as exc:
+        return {"measured": False, "why": str(exc)}
+    return {"measured": True, **assessment.to_json(), "sentence": assessment.sentence(list(data.qi), data.sa)}
+
+
+def beside_verdict(block: Mapping[str, Any], verdict) -> dict[str, Any]:
+    """``block`` with ``beside_verdict``: the verdict (a :class:`core.guarantee.Verdict`) and the measured risk
+    reconciled in one sentence (:func:`reconcile`), a qualified meet never reconciled as a plain one."""
+    from .guarantee import PLAIN, STANDING_LABELS
+
+    block = dict(block)
+    if verdict is not None and block.get("measured"):
+        try:
+            text = reconcile(verdict.outcome, (block["risk"], *block["interval"]))
+        except ValueError:  # an outcome reconcile does not name: the verdict's line stands alone
+            return block
+        standing = getattr(verdict, "standing", PLAIN)
+        if text.startswith("Meets its own guarantee") and standing != PLAIN:
+            # a qualified, vacuous or little-publishing meet is never reconciled as a plain one
+            text = STANDING_LABELS[standing].replace("its guarantee", "its own guarantee", 1).capitalize() + \
+                text[len("Meets its own guarantee"):]
+        block["beside_verdict"] = text
+    return block
+
+
+#: the risk block of a release whose request turned the measurement off (said in the manifest, not left out)
+NOT_ASKED = {"measured": False, "why": "The risk measurement was turned off for this release."}
+
+
+def unmeasured(rows: int) -> dict[str, Any]:
+    return {"measured": False,
+            "why": f"The table has {rows:,} records; the risk is measured on tables of at most {RISK_ROWS:,} "
+                   "(a seeded sample of this table, loaded as its own table, can be measured)."}

@@ -9,7 +9,8 @@ its checks; it has no Streamlit import.
 The file is JSON (``*.workbench.json``)::
 
     {"format": "privacy-utility workbench session", "version": 1, "randomness": 1,
-     "table": {"kind": "sample" | "upload", "name": "adult", "content_hash": "…", "rows": 45222},
+     "table": {"kind": "sample" | "upload", "name": "adult", "content_hash": "…", "rows": 45222,
+               "read": {"format": "csv", "header": false, "names": ["a", "b"], …}},
      "columns": {"sensitive": "occupation", "qi": ["age", "sex"]},
      "bands": {"age": {"method": "width", "width": 10}},
      "current": {"mechanism": "splu", "params": {"gamma": "5"}, "seed": 1},
@@ -185,12 +186,25 @@ class TableRef:
     name: str
     content_hash: str
     rows: int | None = None
+    #: how an upload was read (:meth:`core.data.read.ReadResult.record`: the format and the options given: names
+    #: typed, header choice, delimiter, markers ...), so reopening reads the same file the same way (issue 23 §3)
+    read: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "content_hash": self.content_hash}
         if self.rows is not None:
             out["rows"] = int(self.rows)
+        if self.read:
+            out["read"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.read.items()}
         return out
+
+    def read_options(self):
+        """The :class:`core.data.read.ReadOptions` the upload was read with (None: none recorded)."""
+        if not self.read:
+            return None
+        from .data.read import ReadOptions
+
+        return ReadOptions.from_json(self.read)
 
     def describe(self) -> str:
         what = f"the sample '{self.name}'" if self.kind == "sample" else f"the uploaded file '{self.name}'"
@@ -525,7 +539,8 @@ def _parse(doc: Any, filename: str) -> Session:
                 "history", "decision"],
           ["table", "columns", "current"], "the file", filename)
     t = _expect(doc["table"], dict, "the table entry", filename)
-    _keys(t, ["kind", "name", "content_hash", "rows"], ["kind", "name", "content_hash"], "the table entry", filename)
+    _keys(t, ["kind", "name", "content_hash", "rows", "read"], ["kind", "name", "content_hash"], "the table entry",
+          filename)
     kind = _expect(t["kind"], str, "the table's kind", filename)
     if kind not in {"sample", "upload"}:
         raise _fail(filename, f"the table's kind must be 'sample' or 'upload', not '{kind}'")
@@ -543,7 +558,16 @@ def _parse(doc: Any, filename: str) -> Session:
     rows = t.get("rows")
     if rows is not None:
         rows = _expect(rows, int, "the table's rows", filename)
-    table = TableRef(kind, name, chash, rows)
+    read = t.get("read")
+    if read is not None:
+        read = _expect(read, dict, "the table's read options", filename)
+        if not isinstance(read.get("header", False), bool) and read.get("header") is not None:
+            raise _fail(filename, "the table's read option 'header' must be true or false")
+        try:
+            TableRef(kind, name, chash, rows, read).read_options()
+        except (TypeError, ValueError, DataError) as exc:
+            raise _fail(filename, f"the table's read options cannot be used ({str(exc).rstrip('.')})") from None
+    table = TableRef(kind, name, chash, rows, read)
 
     cols = _expect(doc["columns"], dict, "the columns entry", filename)
     _keys(cols, ["sensitive", "qi"], ["sensitive", "qi"], "the columns entry", filename)

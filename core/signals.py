@@ -1,7 +1,8 @@
-"""SIGTERM and SIGHUP handled as Ctrl-C is, so an interrupted command removes what it was writing.
+"""SIGTERM and SIGHUP raised as Ctrl-C is, so a command unwinds and removes its temporaries (``python -m core``).
 
-Kept apart from :mod:`core.release` (which imports pandas) so ``python -m core`` installs the handlers
-without paying for that import before it knows the command.
+Standard library only: ``python -m core`` sets these up before it knows the
+command, and ``--help`` must not wait for pandas.  Re-exported by
+:mod:`core.release`, where they were first defined.
 """
 
 from __future__ import annotations

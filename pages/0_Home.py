@@ -228,7 +228,7 @@ with left:
         f"Look at the tallest bar: '{md(data.sa_labels[top])}' holds {top_count:,} of {data.n:,} records "
         f"({top_count / data.n:.1%}). Mechanisms that put each record in a group of distinct sensitive "
         f"values (decoy groups, ℓ-diverse groups) need every value to fill at most 1/γ of the table, so "
-        f"groups of at most {largest:,} values are possible here.")
+        f"groups of at most {largest:,} value{'' if largest == 1 else 's'} are possible here.")
 with right:
     st.markdown(f"**First rows of {md(uidata.table_label())}** ({len(table):,} rows in all)")
     st.dataframe(table.frame.head(20), hide_index=True, height=420, placeholder="")  # missing: empty, not "None"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from core.mechanisms import MECHANISMS
 from core.workload import SMALL_MAX, THIN_QUERIES, by_count
 from pages import ui
 from pages.ui import cached, experiments, state
+from pages.ui import risk as uirisk
 from pages.ui.fmt import md, number, param_text
 from pages.ui.params import label as plabel
 from pages.ui.params import param_inputs, summary
@@ -276,6 +278,29 @@ if calls:
 results.update(zip(compare, evaluated[:len(compare)]))
 points = list(zip(parsed, evaluated[len(compare):]))
 
+def _in_people(done) -> None:
+    """Beside the mean relative errors: a count's 95% interval in people, per band and at 10 and 1,000 (issue 22)."""
+    if uirisk.mode() == "off":
+        st.caption("A count's interval in people is not shown: the risk measurement is turned off on this server "
+                   "(WORKBENCH_RISK=off).")
+        return
+    args = [(data, data.key, n, cached.items(used[n][0]), int(seed)) for n in done]
+    people = cached.in_parallel([lambda a=a: cached.people(*a) for a in args])
+    rows = []
+    for n, p in zip(done, people):
+        row = {"mechanism": MECHANISMS[n].title, "method": p["method"]}
+        for c in p["at"] + p["bands"]:
+            row[c["label"]] = "–" if c["half_width"] is None else f"± {math.ceil(c['half_width'] - 1e-9):,}"
+        rows.append(row)
+    st.markdown("**The same releases in people**: 95% of published counts lie within this many people of the "
+                "true count")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="people_table")
+    st.caption("Half-widths of the 95% interval of a count's estimate, in people: at a true count of 10 and of "
+               "1,000 (queries whose true count is within half to twice that), and per band, on seed 000's pool of "
+               f"2,000 queries drawn with the release seed {seed} (not necessarily this page's workload). Exact for "
+               "Laplace, UP and RP; by five seeded releases for the others (core/intervals.py).")
+
+
 with compare_box:
     if not compare:
         st.info("Choose at least one mechanism to compare.")
@@ -299,6 +324,7 @@ with compare_box:
         st.dataframe(pd.DataFrame(table), hide_index=True, key="band_table", placeholder="no query")
         st.plotly_chart(figures.band_errors(band_names, errors, log_y=log_y), key="chart_bands")
         st.caption(_bands_caption(workload))
+        _in_people(done)
         st.caption("Settings: " + "; ".join(
             f"{MECHANISMS[n].title} at {md(summary(MECHANISMS[n].params, used[n][0]))} ({used[n][1]})" for n in done)
             + f"; release seed {seed}.")

@@ -83,7 +83,9 @@ def test_risk_flags_are_checked(tmp_path):
 
 
 def test_a_table_too_large_to_measure_says_so_and_max_risk_refuses(monkeypatch, tmp_path):
-    monkeypatch.setattr(api, "RISK_ROWS", 1000)
+    from core import risk
+
+    monkeypatch.setattr(risk, "RISK_ROWS", 1000)
     code, out, err = _cli("sanitize", "census:2000", "--sa", "occupation", "--mechanism", "uniform",
                           "--out", str(tmp_path / "r.csv"))
     assert code == 0, err

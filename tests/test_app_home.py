@@ -20,7 +20,7 @@ def verdict_table(at):
     raise KeyError("no verdict table on the page")
 
 
-@pytest.mark.slow  # over 1 s of CPU (the conftest check)
+@pytest.mark.slow  # eleven verdicts on Adult with their nearest-setting searches: over 1 s of CPU (on main too)
 def test_renders_adult_by_default():
     at = app()
     no_exception(at)

@@ -187,3 +187,14 @@ def test_a_band_without_queries_says_so_instead_of_none():
     assert len(empty) and empty[MECHANISMS["uniform"].title].isna().all()
     grid = next(d for d in at.dataframe if "band" in d.value.columns)
     assert grid.proto.placeholder == "no query"
+
+
+@pytest.mark.slow
+def test_errors_are_also_given_in_people(monkeypatch):
+    """Issue 22 §5: beside the mean relative errors, a count's 95% interval in people per band and at 10 and 1,000."""
+    monkeypatch.setenv("WORKBENCH_RISK", "inline")
+    at = app(PAGE, query={**SMALL, "cmp": "laplace,uniform"})
+    no_exception(at)
+    people = next(d.value for d in at.dataframe if "method" in d.value.columns)
+    laplace = people.set_index("mechanism").loc["Laplace noise (ε-differential privacy)"]
+    assert laplace["method"].startswith("exact") and laplace["count 10"] == laplace["count 1,000"] == "± 3"

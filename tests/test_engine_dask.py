@@ -11,6 +11,7 @@ exercised.  One test runs on a real ``dask scheduler`` with two
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -210,10 +211,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start(args):
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.Popen([str(Path(sys.executable).parent / "dask"), *args], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _start(args, folder: Path, log: str):
+    """``dask ARGS`` as an operator starts it: from ``folder`` (not the checkout), no PYTHONPATH; output to ``log``."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    with open(folder / log, "wb") as out:
+        return subprocess.Popen([str(Path(sys.executable).parent / "dask"), *args], cwd=folder, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
 
 
 def _stop(procs):
@@ -228,39 +231,141 @@ def _stop(procs):
 
 
 @pytest.fixture
-def real_cluster():
-    """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (free port); stopped by their PIDs."""
+def real_cluster(tmp_path_factory):
+    """A ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (free port); stopped by their PIDs.
+
+    Started from a temporary folder with PYTHONPATH unset, so the workers
+    cannot import the checkout's ``core``: the engine must ship it.  Yields
+    ``(address, scheduler process, folder of the logs)``.
+    """
     from distributed import Client
 
+    folder = tmp_path_factory.mktemp("cluster")
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    sched = _start(["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"])
-    workers = [_start(["worker", address, "--nthreads", "1", "--nworkers", "1", "--no-dashboard",
-                       "--host", "127.0.0.1"]) for _ in range(2)]
+    sched = _start(["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], folder, "scheduler.log")
+    workers = [_start(["worker", address, "--nthreads", "1", "--no-dashboard", "--host", "127.0.0.1"], folder,
+                      f"worker-{i}.log") for i in range(2)]
     try:
         dk.quiet()
         with Client(address, timeout=60) as client:
             client.wait_for_workers(2, timeout=90)
-        yield address, sched
+            # the workers cannot import the checkout's core before the engine ships it
+            assert client.run(importlib.util.find_spec, "core") == dict.fromkeys(client.scheduler_info()["workers"])
+        yield address, sched, folder
     finally:
         _stop([*workers, sched])
     assert all(p.poll() is not None for p in [sched, *workers])
 
 
-def test_real_scheduler_and_workers(table_dir, real_cluster, tmp_path, capsys, small_parts):
-    address, _ = real_cluster
+def _logged_errors(folder: Path) -> list[str]:
+    return [f"{p.name}: {line}" for p in sorted(folder.glob("*.log"))
+            for line in p.read_text(errors="replace").splitlines()
+            if " - ERROR - " in line or " - WARNING - " in line or "Traceback" in line or "AssertionError" in line]
+
+
+def test_real_scheduler_and_workers(table_dir, real_cluster, tmp_path, capsys, small_parts, monkeypatch):
+    """Workers started from elsewhere without the checkout on their path get the code shipped; nothing logged."""
+    address, _, logs = real_cluster
     rc, _, err = _sanitize(capsys, table_dir, tmp_path / "local", "uniform")
     assert rc == 0, err
-    rc, out, err = _sanitize(capsys, table_dir, tmp_path / "dask", "uniform", "--engine", "dask",
-                             "--scheduler", address, "--partition-rows", 700)
-    assert rc == 0, err
-    assert _files(tmp_path / "dask") == _files(tmp_path / "local")
-    run = json.loads((tmp_path / "dask" / "_run.json").read_text())
-    assert run["scheduler"] == address and run["workers"] == 2
+    monkeypatch.chdir(table_dir.parent)  # relative paths: the workers run in another folder
+    for run_no in range(2):  # the second run finds the code already shipped
+        rc, out, err = _sanitize(capsys, f"./{table_dir.name}", tmp_path / f"dask{run_no}", "uniform",
+                                 "--engine", "dask", "--scheduler", address, "--partition-rows", 700)
+        assert rc == 0, err
+        assert _files(tmp_path / f"dask{run_no}") == _files(tmp_path / "local")
+        run = json.loads((tmp_path / f"dask{run_no}" / "_run.json").read_text())
+        assert run["scheduler"] == address and run["workers"] == 2
+    assert _logged_errors(logs) == []
+
+
+def test_a_cluster_of_this_process_is_sent_nothing(cluster):
+    """The fixture's LocalCluster has its scheduler here: shipping would put the zip on this process's path."""
+    import core
+
+    before = (list(sys.path), core.__file__)
+    with dk.connect(cluster) as client:
+        assert not any(n.startswith("workbench-core-") for n in client.scheduler_info().get("plugins", []) or [])
+    assert (list(sys.path), core.__file__) == before
+
+
+def test_ship_names_the_code_by_its_content():
+    """The zip holds every module of ``core`` and the reloader; its name changes with its content."""
+    import io
+    import zipfile
+
+    name, data = dk.package_zip()
+    names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    assert "core/engine/dask.py" in names and "core/mechanisms/__init__.py" in names
+    assert f"{dk.RELOADER}.py" in names and not any("__pycache__" in n for n in names)
+    assert name.startswith("workbench-core-") and name.endswith(".zip")
+    assert dk.package_zip() == (name, data)
+
+
+def test_reloader_drops_modules_of_another_copy(tmp_path, monkeypatch):
+    """A ``core`` module loaded from elsewhere is dropped by the reloader; one loaded from its own folder stays."""
+    import types
+
+    here = tmp_path / "new"
+    here.mkdir()
+    (here / f"{dk.RELOADER}.py").write_text(dk._RELOADER_SOURCE)
+    stale, fresh = types.ModuleType("core.stale_x"), types.ModuleType("core.fresh_x")
+    stale.__file__ = str(tmp_path / "old" / "core" / "stale_x.py")
+    fresh.__file__ = str(here / "core" / "fresh_x.py")
+    monkeypatch.setitem(sys.modules, "core.stale_x", stale)
+    monkeypatch.setitem(sys.modules, "core.fresh_x", fresh)
+    saved = {k: v for k, v in sys.modules.items() if k == "core" or k.startswith("core.")}
+    monkeypatch.syspath_prepend(str(here))
+    try:
+        __import__(dk.RELOADER)
+        assert "core.stale_x" not in sys.modules and sys.modules["core.fresh_x"] is fresh
+    finally:
+        sys.modules.pop(dk.RELOADER, None)
+        sys.modules.update(saved)  # the test's own process keeps its core
+
+
+class _FakeClient:
+    """A client whose workers lack pyarrow: shipping works, the warm-up's import fails."""
+
+    def __init__(self, *args, **kwargs):
+        self.plugins = []
+
+    def register_plugin(self, plugin, name=None):
+        self.plugins.append(name)
+
+    def run(self, function, *args, **kwargs):
+        raise ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+
+    def run_on_scheduler(self, function, *args, **kwargs):
+        return -1  # another process
+
+    def close(self, timeout=None):
+        pass
+
+
+def test_workers_lacking_a_module_is_one_sentence(monkeypatch):
+    import distributed
+
+    monkeypatch.setattr(distributed, "Client", _FakeClient)
+    with pytest.raises(dk.EngineError) as err:
+        with dk.connect("tcp://127.0.0.1:1"):
+            pass
+    assert str(err.value) == ("The workers of the Dask scheduler at 'tcp://127.0.0.1:1' lack the Python module "
+                              "'pyarrow'; install requirements.txt in the workers' Python environment.")
+
+
+def test_a_module_missing_here_too_is_not_blamed_on_the_workers():
+    with pytest.raises(ModuleNotFoundError):
+        with dk.failures("tcp://127.0.0.1:1", 1000):
+            raise ModuleNotFoundError("No module named 'no_such_module_here'", name="no_such_module_here")
+    with pytest.raises(dk.EngineError, match="lack the Python module 'numpy'"):
+        with dk.failures("tcp://127.0.0.1:1", 1000):
+            raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
 
 
 def test_scheduler_dies_mid_run(table_dir, real_cluster, tmp_path, capsys, monkeypatch):
-    address, sched = real_cluster
+    address, sched, _ = real_cluster
     monkeypatch.setattr(dk, "CONNECT_TIMEOUT", 2)
     bind = dk.bind
 

@@ -132,8 +132,8 @@ def test_priview_fix_is_the_exact_construction_meeting_on_published_records(adul
     assert ("Nearest setting that meets it on the records it publishes: construction = exact "
             f"({N - pub:,} of 45,222 records not published; none found that meets it on every record).") in line
     assert "Nearest setting that meets it: construction" not in line  # never claimed to meet on every record
-    assert v.suggestion_meets() == (f"meets its guarantee on the {pub:,} records it publishes; "
-                                    f"{N - pub:,} of 45,222 not published")
+    # under half of the records: the fix says it publishes little (issue 23 §2)
+    assert v.suggestion_meets() == f"meets its guarantee but it publishes {pub:,} of 45,222 records ({pub / N:.0%})"
     assert "on the records it publishes: construction = exact" in v.cells()[G.SHORT[G.FAILS]]
     assert v.to_dict()["suggestion"]["plain"] is False
     # the exact construction itself proposes nothing more (its unplaced records are not a β question)
@@ -199,8 +199,11 @@ def test_mondrian_all_groups_above_beta(adult, defaults):
     assert (f.count, f.of) == (462, 462) and f.unit.startswith("groups (45,222 records")
     assert f.measured == pytest.approx(0.6829, abs=1e-4) and f.by == pytest.approx(0.5829, abs=1e-4)
     assert v.figures["k_achieved"] >= 10 and v.figures["l_achieved"] >= 10  # k and ℓ themselves hold
-    # no partition meets β below the top value's share (0.1331): β -> 0.135, then the smallest k that meets
-    assert v.suggestion["params"]["beta"] == pytest.approx(0.135)
+    # every parameter searched (issue 23 §2): β raised at k = 10 keeps 1,514 groups and is offered first; β -> 0.135
+    # with the smallest k that meets leaves one group, named beside it as publishing little
+    assert v.suggestion["params"] == {"beta": pytest.approx(0.945)} and v.suggestion["figures"]["groups"] == 1514
+    assert v.suggestion["others"][0]["params"]["beta"] == pytest.approx(0.135)
+    assert v.suggestion["others"][0]["little"]
     check_suggestion(adult, "mondrian", {}, v)
 
 

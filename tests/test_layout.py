@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -91,6 +93,7 @@ def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+@pytest.mark.slow  # parses every module (about 1 s of CPU)
 def test_no_import_cycle_in_core_or_pages():
     found = cycles(import_graph())
     assert found == [], "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
@@ -123,3 +126,19 @@ def test_each_mechanism_is_found_by_its_name():
         strays = [p.name for p in ROOT.glob("core/*.py") if p.stem.startswith((name, home))]
         assert strays == [], f"{name}'s code outside core/mechanisms/: {strays}"
     assert (ROOT / "core" / "mechanisms" / "bucketization_algorithm.py").is_file()
+
+
+def test_docs_layout_names_every_module():
+    """docs/layout.md stays true: every module of core/ and pages/ is named there (a folder's row may name a
+    folder's files together, as ``core/data/`` names ``read.py``)."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    missing = []
+    for pkg in ("core", "pages"):
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            folder = rel.rsplit("/", 1)[0] + "/"
+            named = rel in text or (f"`{folder}`" in text and path.name in text) or (
+                folder.count("/") >= 2 and f"`{folder}`" in text and folder not in ("core/mechanisms/", "pages/ui/"))
+            if not named:
+                missing.append(rel)
+    assert missing == [], f"docs/layout.md does not name: {missing}"

@@ -55,3 +55,26 @@ def test_the_chosen_setting_is_a_star_on_the_map(report):
     assert len(stars) == 1
     assert stars[0]["name"].startswith("chosen setting: Anatomy") and "l = 3" in stars[0]["name"]
     assert "The star is the setting this report is about (l = 3)" in report
+
+
+@pytest.mark.slow
+def test_the_report_carries_the_measured_risk_and_counts_in_people(tmp_path):
+    """Issue 22: the chosen release's risk (the manifest's block), its sentence and a count's interval in people."""
+    import json as _json
+    import re
+
+    from core.cli import main
+
+    out = tmp_path / "r.html"
+    assert main(["report", "census:3000", "--sa", "occupation", "--mechanism", "uniform", "--param", "p=0.5",
+                 "--mechanisms", "uniform", "--queries", "200", "--records", "200", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<b>Its measured risk</b>: An attacker who knows a person&#x27;s" in text
+    assert re.search(r"<b>A count in people</b>: A true count of 10 is published as 10 \+/- \d+", text)
+    manifest = text.split("<b>Manifest</b>", 1)[1]
+    assert "&quot;risk&quot;: {" in manifest and "&quot;beside_verdict&quot;" in manifest
+    # the same block as the command line's manifest
+    assert main(["sanitize", "census:3000", "--sa", "occupation", "--mechanism", "uniform", "--param", "p=0.5",
+                 "--seed", "1", "--out", str(tmp_path / "r.csv")]) == 0
+    risk = _json.loads((tmp_path / "r.manifest.json").read_text())["risk"]
+    assert f"{risk['risk']:.3f} of the possible risk" in text

@@ -15,7 +15,6 @@ the others with ``(1-p)/m`` (a sum of two binomials).
 from __future__ import annotations
 
 import numpy as np
-from scipy import signal, special, stats
 
 from . import Bound, Curve
 from ._numeric import ceil_int, floor_int
@@ -51,6 +50,26 @@ def _groups(counts, probs) -> tuple[np.ndarray, np.ndarray]:
     if not (np.all(np.isfinite(probs)) and np.all(probs >= 0) and np.all(probs <= 1)):
         raise ParameterError(f"Every success probability in probs must be in [0, 1]. Got {probs.tolist()}.")
     return counts.astype(np.int64), probs
+
+
+
+# scipy is imported where it is used: ``import core.bounds`` (the CLI's start, every mechanism) stays light
+def _stats():
+    from scipy import stats
+
+    return stats
+
+
+def _fftconvolve(a, b):
+    from scipy.signal import fftconvolve
+
+    return fftconvolve(a, b)
+
+
+def _xlogy(x, y):
+    from scipy.special import xlogy
+
+    return xlogy(x, y)
 
 
 def sum_pmf(counts, probs) -> np.ndarray:
@@ -90,13 +109,13 @@ def sum_pmf(counts, probs) -> np.ndarray:
     counts, probs = _groups(counts, probs)
     pmf = np.ones(1)
     for n, q in zip(counts, probs):
-        part = stats.binom.pmf(np.arange(n + 1), n, q)
+        part = _stats().binom.pmf(np.arange(n + 1), n, q)
         if pmf.size == 1:
             pmf = part * pmf[0]
         elif pmf.size * part.size <= _DIRECT_CONVOLVE_MAX:
             pmf = np.convolve(pmf, part)
         else:
-            pmf = np.clip(signal.fftconvolve(pmf, part), 0.0, None)
+            pmf = np.clip(_fftconvolve(pmf, part), 0.0, None)
     return pmf
 
 
@@ -145,9 +164,9 @@ def exact_tail(counts, probs, threshold, side: str = "upper"):
         # a single group is a plain binomial: scipy's cdf/sf, no pmf array needed
         n, q = int(counts[0]), float(probs[0])
         if side == "upper":
-            out = np.asarray(stats.binom.sf(ceil_int(t) - 1, n, q), dtype=float)
+            out = np.asarray(_stats().binom.sf(ceil_int(t) - 1, n, q), dtype=float)
         else:
-            out = np.asarray(stats.binom.cdf(floor_int(t), n, q), dtype=float)
+            out = np.asarray(_stats().binom.cdf(floor_int(t), n, q), dtype=float)
         return float(out) if out.ndim == 0 else out
     pmf = sum_pmf(counts, probs)
     total = pmf.size - 1
@@ -176,7 +195,7 @@ def chernoff_upper(mu, e):
     0.2916
     """
     e = np.asarray(e, dtype=float)
-    return np.exp(np.asarray(mu, dtype=float) * (e - special.xlogy(1 + e, 1 + e)))
+    return np.exp(np.asarray(mu, dtype=float) * (e - _xlogy(1 + e, 1 + e)))
 
 
 def chernoff_lower(mu, e):
@@ -194,7 +213,7 @@ def chernoff_lower(mu, e):
     0.2209
     """
     e = np.asarray(e, dtype=float)
-    return np.exp(np.asarray(mu, dtype=float) * (-e - special.xlogy(1 - e, 1 - e)))
+    return np.exp(np.asarray(mu, dtype=float) * (-e - _xlogy(1 - e, 1 - e)))
 
 
 def simplified_upper(mu, e):

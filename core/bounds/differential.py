@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
 from . import Bound, Curve
 from ..params import Param
@@ -76,6 +75,8 @@ def principal_value_factor(x, epsilon: float) -> np.ndarray:
     small = z < 500
     zs = z[small]
     # e^{-z} Ei(z) + e^{z} E1(z), both finite for 0 < z < 700
+    from scipy import special  # here: importing the bounds stays light
+
     out[small] = zs / 2 * (np.exp(-zs) * special.expi(zs) + np.exp(zs) * special.exp1(zs))
     zl = z[~small]  # asymptotic series, exact to double precision here
     out[~small] = 1 + 2 / zl**2 + 24 / zl**4 + 720 / zl**6

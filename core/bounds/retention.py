@@ -8,8 +8,10 @@ the amplification ``gamma``.  (rho1, rho2)-privacy fixes the largest allowed
 ``gamma`` and hence the largest retention ``p`` for a domain of size ``m``.
 
 The plain functions here (:func:`gamma_from_rho`, :func:`retention_from_gamma`,
-:func:`gamma_from_retention`, :func:`uniform_transition`) are the shared
-arithmetic for the ``uniform``, ``sdr`` and ``reconstruction`` mechanisms.
+:func:`gamma_from_retention`, :func:`uniform_transition`, and
+:func:`error_bound`, seed 002's eq. 11, drawn by :mod:`core.bounds.sdr`) are
+the shared arithmetic for the ``uniform``, ``sdr`` and ``reconstruction``
+mechanisms.
 UP with amplification ``gamma`` is k-ary randomized response with
 ``epsilon_LDP = ln(gamma)``.
 """
@@ -30,6 +32,7 @@ __all__ = [
     "retention_from_gamma",
     "gamma_from_retention",
     "uniform_transition",
+    "error_bound",
     "BOUNDS",
 ]
 
@@ -256,6 +259,50 @@ def _curve(prm: dict) -> Curve:
             f"sub-tables with small domains (seed 002) raises it."
         ),
     )
+
+
+def error_bound(size, m, gamma, delta: float = 0.05):
+    """eps of seed 002 eq. 11: the relative-frequency error bound at confidence 1 - delta.
+
+    ``eps = 2 sqrt(ln(2/delta) / |T|) (m/(gamma - 1) + 1)``, i.e. Theorem 2's
+    condition ``|T| >= 4 ln(2/delta) / (p eps)^2`` taken with equality, with
+    ``p = (gamma-1)/(m-1+gamma)`` (eq. 4).  The paper writes ``log``; the
+    Chernoff bound it comes from (``2 exp(-mu theta^2 / 4)``) makes it the
+    natural logarithm.
+
+    Parameters
+    ----------
+    size : int or array_like
+        Records in the (sub-)table, ``|T| >= 1``.
+    m : int or array_like
+        Distinct sensitive values in it.
+    gamma : float or array_like
+        Amplification, ``> 1`` (``inf`` gives ``p = 1``).
+    delta : float
+        The bound fails with probability at most delta, ``0 < delta < 1``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    References
+    ----------
+    seed 002 (Chaytor & Wang), Theorem 2, eq. 11 and eq. 12; Appendix 10.4.
+
+    Examples
+    --------
+    >>> round(error_bound(36, 6, 4.0), 4)     # seed 002 Example 1, sub-table T1
+    1.9206
+    """
+    size = np.asarray(size, dtype=float)
+    m = np.asarray(m, dtype=float)
+    gamma = np.asarray(gamma, dtype=float)
+    if not 0 < delta < 1:
+        raise ParameterError(f"The confidence parameter delta must be in (0, 1). Got {delta:g}.")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_p = np.where(np.isinf(gamma), 1.0, m / (gamma - 1) + 1)
+        out = 2 * np.sqrt(math.log(2 / delta) / size) * inv_p
+    return float(out) if out.ndim == 0 else out
 
 
 BOUNDS = [

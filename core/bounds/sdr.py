@@ -18,63 +18,17 @@ actual partition against UP's eps(T) on the same table.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from . import Bound, Curve
 from ..errors import ParameterError, WorkbenchError, clip
 from ..params import Param
-from .retention import _frac, gamma_from_rho
+from .retention import _frac, error_bound, gamma_from_rho  # error_bound: shared with the mechanism
 
 __all__ = ["error_bound", "parse_counts", "BOUNDS"]
 
 #: seed 002 Example 1: T = {12, 8, 6, 5, 4, 3, 1, 1, 1, 1} (|T| = 42, m = 10)
 EXAMPLE1 = "12,8,6,5,4,3,1,1,1,1"
-
-
-def error_bound(size, m, gamma, delta: float = 0.05):
-    """eps of seed 002 eq. 11: the relative-frequency error bound at confidence 1 - delta.
-
-    ``eps = 2 sqrt(ln(2/delta) / |T|) (m/(gamma - 1) + 1)``, i.e. Theorem 2's
-    condition ``|T| >= 4 ln(2/delta) / (p eps)^2`` taken with equality, with
-    ``p = (gamma-1)/(m-1+gamma)`` (eq. 4).  The paper writes ``log``; the
-    Chernoff bound it comes from (``2 exp(-mu theta^2 / 4)``) makes it the
-    natural logarithm.
-
-    Parameters
-    ----------
-    size : int or array_like
-        Records in the (sub-)table, ``|T| >= 1``.
-    m : int or array_like
-        Distinct sensitive values in it.
-    gamma : float or array_like
-        Amplification, ``> 1`` (``inf`` gives ``p = 1``).
-    delta : float
-        The bound fails with probability at most delta, ``0 < delta < 1``.
-
-    Returns
-    -------
-    float or numpy.ndarray
-
-    References
-    ----------
-    seed 002 (Chaytor & Wang), Theorem 2, eq. 11 and eq. 12; Appendix 10.4.
-
-    Examples
-    --------
-    >>> round(error_bound(36, 6, 4.0), 4)     # seed 002 Example 1, sub-table T1
-    1.9206
-    """
-    size = np.asarray(size, dtype=float)
-    m = np.asarray(m, dtype=float)
-    gamma = np.asarray(gamma, dtype=float)
-    if not 0 < delta < 1:
-        raise ParameterError(f"The confidence parameter delta must be in (0, 1). Got {delta:g}.")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        inv_p = np.where(np.isinf(gamma), 1.0, m / (gamma - 1) + 1)
-        out = 2 * np.sqrt(math.log(2 / delta) / size) * inv_p
-    return float(out) if out.ndim == 0 else out
 
 
 def parse_counts(text: str) -> np.ndarray:
@@ -105,7 +59,7 @@ def _ms(text: str) -> list[int]:
 
 
 def _curve(prm: dict) -> Curve:
-    from ..mechanisms.sdr import plan  # the mechanism imports this module: import here
+    from ..mechanisms.sdr import plan  # the algorithm (the mechanism needs only .retention: no cycle)
 
     rho1, rho2, delta = prm["rho1"], prm["rho2"], prm["delta"]
     if not rho1 < rho2:

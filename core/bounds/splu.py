@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
 
 from . import Bound, Curve
 from ._numeric import ceil_int, floor_int
@@ -100,6 +99,8 @@ def privacy_tail(f, gamma: int, eps: float) -> np.ndarray:
     lo = ceil_int((1.0 - eps) * f)
     hi = floor_int((1.0 + eps) * f)
     # both tails directly (not 1 - P[interval]) to keep precision when T_p is small
+    from scipy import stats  # here: importing the bounds stays light
+
     return stats.binom.cdf(lo - 1, n, p) + stats.binom.sf(hi, n, p)
 
 
@@ -183,6 +184,8 @@ def utility_tail(f, gamma: int, eps: float) -> np.ndarray:
     p = 1.0 / gamma
     lo = floor_int((1.0 - eps) * f)
     hi = ceil_int((1.0 + eps) * f)
+    from scipy import stats
+
     return stats.binom.cdf(lo, n, p) + stats.binom.sf(hi - 1, n, p)
 
 

@@ -107,6 +107,7 @@ def pieces_of(paths: Sequence[Path | str], partition_rows: int = PARTITION_ROWS)
     out: list[Piece] = []
     for path in paths:
         md = pq.ParquetFile(path).metadata
+        path = os.path.abspath(path)  # the workers of a --scheduler may run in another folder
         groups: list[int] = []
         rows = 0
         for g in range(md.num_row_groups):
@@ -464,12 +465,116 @@ def lean_allocators() -> None:
     pa.set_memory_pool(pa.system_memory_pool())
 
 
-def _warm() -> bool:
-    """Import what the tasks unpickle (run on each worker process right after connecting, not waited for)."""
+def _import_tasks() -> None:
     import core.engine.protocol  # noqa: F401
-    import core.mechanisms  # noqa: F401
     from core.mechanisms import MECHANISMS  # noqa: F401  (the registry imports every mechanism)
-    return True
+
+
+async def _warm(lean: bool = False) -> None:
+    """Import what the tasks unpickle, on each worker process right after connecting; the client waits for it.
+
+    A coroutine whose imports run on a thread of the worker's default
+    executor, so the worker's event loop keeps answering meanwhile.  Waited
+    for: distributed refuses ``client.run(plain function, wait=False)``
+    ("Combination not supported"), and imports left running while the
+    first tasks are unpickled on the event loop import the same modules
+    from two threads at once, which can fail (``KeyError: 'core.bounds'``
+    was seen).  A module missing on the worker shows here, and
+    :func:`connect` says which.  ``lean``: our own worker processes also get
+    :func:`lean_allocators`.
+    """
+    import asyncio
+
+    if lean:
+        lean_allocators()
+    await asyncio.get_running_loop().run_in_executor(None, _import_tasks)
+
+
+#: the module shipped beside ``core`` (:func:`package_zip`): imported by distributed right after the upload, it
+#: drops the ``core`` modules a worker loaded from another copy of the package, so they are imported afresh
+RELOADER = "workbench_reload"
+_RELOADER_SOURCE = '''"""Shipped by the privacy-utility workbench with its package ``core`` (core/engine/dask.py).
+
+A worker that ran another version of the workbench keeps that version's
+modules; this drops every ``core`` module not loaded from this archive, so
+the next task imports them from it.
+"""
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+for _name, _module in list(sys.modules.items()):
+    if _name == "core" or _name.startswith("core."):
+        _file = getattr(_module, "__file__", None) or ""
+        if not _file.startswith(_HERE + os.sep):
+            del sys.modules[_name]
+'''
+_PACKAGE: tuple[str, bytes] | None = None
+
+
+def package_zip() -> tuple[str, bytes]:
+    """The workbench's package ``core`` as a zip (its ``.py`` files, fixed timestamps) and the zip's file name.
+
+    The name carries a digest of the content, so a worker is sent each
+    version once and a changed checkout is a new upload.  Built once per
+    process.
+    """
+    global _PACKAGE
+    if _PACKAGE is None:
+        import hashlib
+        import io
+        import zipfile
+
+        root = Path(__file__).resolve().parents[1]  # core/
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for path in sorted(root.rglob("*.py")):
+                if "__pycache__" in path.parts:
+                    continue
+                info = zipfile.ZipInfo(str(Path("core") / path.relative_to(root)), (1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                z.writestr(info, path.read_bytes())
+            info = zipfile.ZipInfo(f"{RELOADER}.py", (1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            z.writestr(info, _RELOADER_SOURCE)
+        data = buf.getvalue()
+        _PACKAGE = (f"workbench-core-{hashlib.sha256(data).hexdigest()[:16]}.zip", data)
+    return _PACKAGE
+
+
+def ship(client, scheduler: str) -> None:
+    """Send the workbench's own code to the workers of ``scheduler`` (they need only the requirements installed).
+
+    What ``Client.upload_file`` does, with distributed's own plugins
+    (:class:`~distributed.diagnostics.plugin.SchedulerUploadFile` and
+    :class:`~distributed.diagnostics.plugin.UploadFile`) and the zip of
+    :func:`package_zip`: the scheduler (which unpickles the task graph) and
+    each worker, and each worker that joins later, write it to their local
+    directory, put it first on ``sys.path`` and import it.  The plugins are
+    named by the zip's digest and idempotent, so the same code is not sent
+    again on the next run (``upload_file`` would register a new pair every
+    run).  A scheduler running in this very process is sent nothing: the
+    upload would put the zip first on this process's own ``sys.path``.
+    """
+    import tempfile
+
+    from distributed.diagnostics.plugin import SchedulerUploadFile, UploadFile
+
+    if client.run_on_scheduler(os.getpid) == os.getpid():
+        return  # a cluster started in this process (a notebook's, a test's): its workers came from here, with our code
+    name, data = package_zip()
+    with tempfile.TemporaryDirectory(prefix="workbench-ship-") as folder:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        plugins = [SchedulerUploadFile(str(path), load=True), UploadFile(str(path), load=True)]
+    try:
+        for plugin in plugins:
+            plugin.idempotent = True
+            client.register_plugin(plugin, name=name[:-4])
+    except Exception as exc:  # the worker's own error, e.g. a module missing from its environment
+        raise EngineError(f"The workers of the Dask scheduler at '{clip(scheduler)}' could not load the workbench's "
+                          f"code ({clip(_reason(exc), 120)}); install requirements.txt in the workers' Python "
+                          "environment.") from None
 
 
 @contextlib.contextmanager
@@ -485,9 +590,9 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
     variable ``WORKBENCH_DASK_PROCESSES=1``, or a memory limit
     ``WORKBENCH_DASK_MEMORY``, which a nanny can only enforce on a process)
     starts ``workers`` worker processes of one thread each on 127.0.0.1
-    instead; worker processes (embedded or behind ``scheduler``) are sent
-    an import of the mechanisms right away, so that they load them while
-    the client reads the input's metadata.
+    instead.  The workers of a ``scheduler`` are sent the workbench's code
+    (:func:`ship`); worker processes (embedded or behind ``scheduler``)
+    then import the mechanisms (:func:`_warm`) before the first task.
 
     Raises :class:`EngineError` when the scheduler cannot be reached.
     """
@@ -541,11 +646,19 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                     raise EngineError(f"The Dask scheduler at '{clip(scheduler)}' cannot be reached "
                                       f"({clip(_reason(exc), 120)}); start it (`dask scheduler`) or leave out "
                                       "--scheduler to use a local cluster.") from None
+            if scheduler is not None:
+                ship(client, scheduler)
             if scheduler is not None or processes:
-                with contextlib.suppress(Exception):  # a warm-up only: a failure shows in the first real task
-                    client.run(_warm, wait=False)
-                    if scheduler is None:  # our own worker processes (not the workers of someone's scheduler)
-                        client.run(lean_allocators, wait=False)
+                # lean allocators: our own worker processes only (not the workers of someone's scheduler)
+                try:
+                    client.run(_warm, lean=scheduler is None)
+                except ModuleNotFoundError as exc:
+                    where = f"the Dask scheduler at '{clip(scheduler)}'" if scheduler else "the local Dask cluster"
+                    raise EngineError(f"The workers of {where} lack the Python module "
+                                      f"'{clip(exc.name or str(exc))}'; install requirements.txt in the workers' "
+                                      "Python environment.") from None
+                except Exception:  # noqa: BLE001 - a warm-up only: any other failure shows in the first task
+                    pass
             yield client
         finally:
             with contextlib.suppress(Exception):
@@ -666,6 +779,13 @@ def failures(scheduler: str | None, partition_rows: int) -> Iterator[None]:
                 "A Dask worker died while working on a partition (most often it ran out of memory)")
         raise EngineError(f"{what}; {more} or use smaller partitions, e.g. --partition-rows {smaller:,}. "
                           "Nothing was written.") from None
+    except ModuleNotFoundError as exc:
+        import importlib.util
+
+        if scheduler is None or not exc.name or importlib.util.find_spec(exc.name) is None:
+            raise  # not the workers' lack: this process lacks it too
+        raise EngineError(f"The workers of {where} lack the Python module '{clip(exc.name or str(exc))}'; install "
+                          "requirements.txt in the workers' Python environment. Nothing was written.") from None
     except (OSError, TimeoutError, FutureCancelledError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
@@ -1362,7 +1482,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
             fmt = "csv" if several else "parquet"
             paths = [tmp / (_write.part_name(b) if fmt == "parquet" else f".{plan.table}.{b:05d}.csv")
                      for b in range(1 << bits)]
-            parts = [client.submit(part_task, pieces, names, labels, str(path), fmt, b == 0, key=f"part-{token}-{b}")
+            parts = [client.submit(part_task, pieces, names, labels, os.path.abspath(path), fmt, b == 0,
+                                   key=f"part-{token}-{b}")
                      for b, (path, pieces) in enumerate(zip(paths, buckets))]
             buckets = None  # a part's pieces are held by its task only, and go when it is written
             rows = client.gather(parts)

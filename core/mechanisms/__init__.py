@@ -18,7 +18,7 @@ import numpy as np
 from .. import guarantee as _g
 from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import format_value
-from ..registry import collect
+from ..registry import MAX_SEED, collect
 from ..release import Release
 from ..table import Dataset
 from .base import Eligibility, Mechanism
@@ -33,10 +33,6 @@ def get(name: str) -> Mechanism:
         raise ParameterError(
             f"There is no mechanism named '{clip(name)}'; choose one of: {', '.join(MECHANISMS)}."
         ) from None
-
-
-#: largest release seed: fresh seeds draw 31 bits, and the pages take 0 .. MAX_SEED (one range everywhere)
-MAX_SEED = 2**31 - 1
 
 
 def fresh_seed() -> int:

@@ -98,7 +98,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-from scipy import optimize
 
 from ..bounds.chernoff import chernoff_lower, chernoff_upper, simplified_lower, simplified_upper
 from ..counting import QueryBatch
@@ -644,6 +643,8 @@ def largest_safe_p(m: int, lam: float, delta: float, family: str = "simplified")
 
     if gap(1.0) >= 0:
         return 1.0
+    from scipy import optimize  # here: importing the mechanisms (every command) stays light
+
     return float(optimize.brentq(gap, 1e-9, 1.0, xtol=1e-12))
 
 

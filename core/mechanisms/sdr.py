@@ -86,8 +86,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..bounds.retention import gamma_from_rho, retention_from_gamma
-from ..bounds.sdr import error_bound
+from ..bounds.retention import error_bound, gamma_from_rho, retention_from_gamma
 from ..counting import QueryBatch, Records, distinct_rows, select
 from .. import guarantee as G
 from ..errors import NotEligible, ParameterError

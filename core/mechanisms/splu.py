@@ -81,7 +81,6 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
-from scipy import stats
 
 from ..counting import QueryBatch, Records
 from .. import guarantee as G
@@ -923,6 +922,8 @@ def published_count_pmf(f: int, gamma: int, p: float, size: int | None = None) -
         ``pmf[x]`` for ``x = 0 .. size f``.
     """
     size = gamma if size is None else int(size)
+    from scipy import stats  # here: importing the mechanisms (every command) stays light
+
     q = (1 - p) / (size - 1)
     own = stats.binom.pmf(np.arange(f + 1), f, p)
     k = f * (size - 1)

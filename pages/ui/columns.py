@@ -20,7 +20,7 @@ from core.errors import WorkbenchError
 from core.table import Dataset, Table
 
 from . import cached, state
-from .fmt import md, number
+from .fmt import display_value, md, number
 
 METHODS = {"none": "no banding", "width": "equal width", "quantiles": "quantiles", "cuts": "cut points"}
 
@@ -102,7 +102,11 @@ def band_picker(table: Table, qi: tuple[str, ...], bandable: tuple[str, ...] = (
             spec = stored.get(col)
             hint = suggest(frame[col])
             c1, c2, c3 = st.columns([2, 2, 3])
-            c1.markdown(f"**{md(col)}**  \n{distinct:,} values, {number(values.min())} to {number(values.max())}")
+            year = "year" in str(col).lower() or bool(len(values) and (values % 1 == 0).all()
+                                                      and values.min() >= 1000 and values.max() <= 2999)
+            low, high = (display_value(values.min(), "year"), display_value(values.max(), "year")) if year else \
+                (number(values.min()), number(values.max()))  # a year range reads 1974 to 2018, not 1,974
+            c1.markdown(f"**{md(col)}**  \n{distinct:,} values, {low} to {high}")
             mkey, vkey = f"w_band_method_{col}", f"w_band_value_{col}"
             state.seed_widget(mkey, spec["method"] if spec else "none", lambda v: v in METHODS)
             with c2:

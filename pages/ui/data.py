@@ -499,6 +499,23 @@ def metric_parts(key: str, value: Any, scope: str | None = None) -> tuple[str, s
 
 
 # ---------------------------------------------------------------- session files
+def _reread_for(session, up: dict | None) -> dict | None:
+    """The upload in use, or the file in the uploader read again with the session's read options when that gives
+    the session's table (names typed, header choice, delimiter, markers are not asked for again)."""
+    if up and up["table"].content_hash == session.table.content_hash:
+        return up
+    options = session.table.read_options()
+    f = st.session_state.get("w_upload")
+    if options is None or f is None:
+        return up
+    from .preview import read_upload
+
+    table, _, problem = read_upload(f.name, f.getvalue(), options)
+    if problem is not None or table is None or table.content_hash != session.table.content_hash:
+        return up
+    return {"name": f.name, "file_id": f.file_id, "table": table}
+
+
 def open_session(data: bytes, filename: str) -> tuple[str, str]:
     """Check a session file whole, then apply it; return ``(kind, sentence)``: ``"success"``, ``"warning"`` or ``"error"``.
 
@@ -523,6 +540,7 @@ def open_session(data: bytes, filename: str) -> tuple[str, str]:
             sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
         else:
             up = ss.get(state.UPLOAD)
+            up = _reread_for(session, up)  # the file at hand read with the session's read options (issue 23 §3)
             if not up or up["table"].content_hash != session.table.content_hash:
                 raise sess.SessionError(
                     f"'{filename}' was saved on {session.table.describe()}, which is not loaded and not inside "

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from core.params import format_value
+from core.params import display_value, format_value  # noqa: F401  (display_value: the one display format)
 
 #: key -> (label, unit); unit "" means a pure number, "%" a probability/share shown as percent too
 LABELS: dict[str, tuple[str, str]] = {
@@ -256,6 +256,8 @@ def preset_label(value: Any) -> str:
         return f"ln {text[3:-1]} ≈ {float(value):.3f}"
     if "/" in text:
         return f"{text} ≈ {float(value):.4g}"
+    if len(text) > 8 and text.replace(".", "", 1).isdigit():  # a value set exactly (UP's p = 0.18926553672316382)
+        return display_value(value)
     return text
 
 

@@ -51,14 +51,16 @@ def mode() -> str:
     return value if value in ("inline", "off") else "background"
 
 
-def ready(args: tuple) -> dict[str, Any] | None:
-    """The risk block when it is cached (started behind the page otherwise; see :func:`mode`)."""
+def ready(args: tuple, func=None) -> dict[str, Any] | None:
+    """The risk block (or ``func``'s result, e.g. :func:`cached.people`) when cached; started behind the page
+    otherwise (see :func:`mode`)."""
+    func = func or cached.risk
     how = mode()
     if how == "off":
         return OFF
-    if how == "inline" or cached.risk.is_cached(*args):
-        return cached.risk(*args)
-    cached.in_background(cached.risk, *args)
+    if how == "inline" or func.is_cached(*args):
+        return func(*args)
+    cached.in_background(func, *args)
     return None
 
 
@@ -74,7 +76,7 @@ def draw(b: Mapping[str, Any], verdict=None) -> None:
         st.warning(f"**Measured risk:** not measured. {md(b.get('why', ''))}")
         return
     low, high = b["interval"]
-    st.metric("Added risk (95% interval)", f"{b['risk']:.3f}", help="What the release teaches an attacker about the "
+    st.metric("Added risk (95% interval)", f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]", help="What the release teaches an attacker about the "
               "people in it beyond what it teaches about people not in it, as a share of the most it could "
               f"(0: nothing; 1: everything). 95% interval {low:.3f} to {high:.3f}, from {b['attacks']:,} attacks "
               "on each side (docs/risk.md).")
@@ -85,12 +87,24 @@ def draw(b: Mapping[str, Any], verdict=None) -> None:
         (st.caption if agrees else st.warning)(md(beside))
 
 
+def people_line(p: Mapping[str, Any] | None) -> None:
+    """A count's 95% interval in people, as one line (or why it is not shown)."""
+    if p is None:
+        st.caption("Measuring how far a published count lies from the true one…")
+    elif p.get("measured") is False:
+        st.caption(f"A count in people: not measured. {md(p.get('why', ''))}")
+    else:
+        text = p["sentence"]
+        st.markdown(f"**A count in people:** {md(text[0].upper() + text[1:])}; method: {md(p['method'])}.")
+
+
 def section(args: tuple, verdict=None) -> None:
-    """'Its measured risk': drawn at once when cached, else polled from behind the page."""
+    """'Its measured risk' and a count in people: drawn at once when cached, else polled from behind the page."""
     st.subheader("Its measured risk")
-    now = ready(args)
-    if now is not None:
+    now, people = ready(args), ready(args, cached.people)
+    if now is not None and people is not None:
         draw(now, verdict)
+        people_line(people)
         return
 
     @st.fragment(run_every=0.5)
@@ -99,5 +113,6 @@ def section(args: tuple, verdict=None) -> None:
             draw(cached.risk(*args), verdict)
         else:
             st.caption("Measuring the risk: attacking a release of 80% of the table and 20% held out…")
+        people_line(cached.people(*args) if cached.people.is_cached(*args) else None)
 
     _poll()

@@ -502,7 +502,8 @@ def session_now(table) -> Session:
     name = (table.name if ss.get(SOURCE) == "folder" else (ss.get(UPLOAD) or {}).get("name", table.name)) \
         if kind == "upload" else (sample_spec() or table.name)
     params = {m: dict(v) for m, v in (ss.get(PARAMS) or {}).items() if m in MECHANISMS}
-    return Session(TableRef(kind, name, table.content_hash, len(table)), ss.get(SA), tuple(ss.get(QI) or ()),
+    read = dict(table.read) if kind == "upload" and getattr(table, "read", None) else None  # reopened the same way
+    return Session(TableRef(kind, name, table.content_hash, len(table), read), ss.get(SA), tuple(ss.get(QI) or ()),
                    current_setting(), params, pins(), tuple(ss.get(HISTORY) or ()), ss.get(DECISION),
                    {c: dict(spec) for c, spec in (ss.get(BANDS) or {}).items()})
 

@@ -1,0 +1,34 @@
+"""bench/latency.py never fails without a figure: a failing section keeps what it measured, and says why."""
+
+from __future__ import annotations
+
+from bench import latency
+
+
+def test_a_section_that_times_out_keeps_its_figures_and_the_reason():
+    results: dict = {}
+
+    def run(out):
+        out["uniform"] = 0.5
+        raise TimeoutError("no rerun ended")
+
+    latency._section(results, "sanitize", {}, run)
+    assert results["sanitize"] == {"uniform": 0.5}
+    assert results["errors"]["sanitize"] == "TimeoutError: no rerun ended"
+    assert "Sanitize slider, uniform | 0.50" in latency.table(results)
+
+
+def test_a_section_that_returns_a_new_value_is_kept():
+    results: dict = {}
+    latency._section(results, "query", [], lambda out: [0.1, 0.3, 0.2])
+    assert results["query"] == [0.1, 0.3, 0.2] and "errors" not in results
+
+
+def test_slider_targets_are_ratios_to_the_floor_of_the_same_run():
+    results = {"floor": {"slider": 0.4, "first": {"paint": 1.0}},
+               "paint": {"paint": 1.5, "run": 3.0},
+               "sanitize": {"uniform": 0.45, "mondrian": 0.9, "dbr": None}}
+    text = latency.table(results)
+    assert "| Sanitize slider, median over the mechanisms | 0.68 | ≤ 0.5 | no (+0.18 s) | 1.69x |" in text
+    assert "| Sanitize slider, slowest (mondrian) | 0.90 | ≤ 0.8 | no (+0.10 s) | 2.25x |" in text
+    assert "| First paint of Home (fresh server, from its health check) | 1.50 | ≤ 2 | yes | 1.50x |" in text
