@@ -228,19 +228,29 @@ def _check_risk(request: Request, block: Mapping[str, Any] | None) -> None:
                           "above the limit; nothing was written. Choose a safer setting or a higher limit.")
 
 
-def sanitize(request: Request, out: str | Path | None = None, manifest: str | Path | None = None) -> Outcome:
+def sanitize(request: Request, out: str | Path | None = None, manifest: str | Path | None = None, *,
+             overwrite: bool = False, inputs: Sequence[str | Path] = ()) -> Outcome:
     """The release of ``request``, judged; written (release and manifest) when ``out`` is given.
 
     On the Dask engine the cluster writes the release folder itself, so
     ``out`` is required there.  ``require_guarantee`` refuses before
-    anything is written (:class:`GuaranteeNotMet`).
+    anything is written (:class:`GuaranteeNotMet`).  The outputs are
+    checked before the table is loaded (:func:`core.release.check_outputs`):
+    never the input (``request.data`` and ``inputs``, e.g. a session
+    file), never each other, never a folder the workbench did not write
+    unless ``overwrite``.
     """
     request.check()
     from .data.banding import parse_many
 
+    inputs = (*inputs, *([request.data] if request.data is not None else []))
+    if out is not None:
+        from . import release as rel
+
+        rel.check_outputs(out, manifest, inputs=inputs, overwrite=overwrite)
     request = with_seed(request)
     if request.engine == "dask":
-        return _sanitize_dask(request, out, manifest)
+        return _sanitize_dask(request, out, manifest, overwrite)
     if request.engine != "local":
         raise ParameterError(f"The engine is local or dask, not '{clip(request.engine)}'.")
     if not isinstance(request.bands, Mapping):
@@ -255,15 +265,17 @@ def sanitize(request: Request, out: str | Path | None = None, manifest: str | Pa
     _check_risk(request, risk)
     outcome = Outcome(request, release, verdict, data, risk=risk)
     if out is not None:
-        write(outcome, out, manifest)
+        write(outcome, out, manifest, overwrite=overwrite, inputs=inputs)
     return outcome
 
 
-def write(outcome: Outcome, out: str | Path, manifest: str | Path | None = None) -> list[Path]:
-    """Write the outcome's release and manifest (:func:`core.release.write`); returns the paths written."""
+def write(outcome: Outcome, out: str | Path, manifest: str | Path | None = None, *, overwrite: bool = False,
+          inputs: Sequence[str | Path] = ()) -> list[Path]:
+    """Write the outcome's release and manifest together (:func:`core.release.write`); returns the paths written."""
     from . import release as rel
 
-    outcome.written = rel.write(outcome.release, out, manifest, decision=outcome.decision, risk=outcome.risk)
+    outcome.written = rel.write(outcome.release, out, manifest, decision=outcome.decision, risk=outcome.risk,
+                                inputs=tuple(inputs), overwrite=overwrite)
     return outcome.written
 
 
@@ -277,7 +289,20 @@ def dask_options(request: Request) -> dict[str, Any]:
             "bands": request.bands}
 
 
-def _sanitize_dask(request: Request, out, manifest) -> Outcome:
+def proposed_qi(request: Request) -> tuple[str, ...]:
+    """The QIs proposed for ``request``'s table (:func:`core.table.proposal`), as the local engine would take them.
+
+    For a Parquet dataset (what the Dask engine reads) the table is opened
+    column by column, so the proposal reads its metadata and a preview of
+    its first rows, not the whole table; it is the proposal the local
+    engine makes for the same input.
+    """
+    from .table import proposal
+
+    return tuple(proposal(load(request), request.sensitive).qi)
+
+
+def _sanitize_dask(request: Request, out, manifest, overwrite: bool = False) -> Outcome:
     """The release folder written on a Dask cluster (:mod:`core.engine.dask`)."""
     import os
 
@@ -290,8 +315,7 @@ def _sanitize_dask(request: Request, out, manifest) -> Outcome:
         raise DataError(f"There is no file or folder at '{clip(request.data)}'; --engine dask reads a Parquet dataset "
                         "(a folder of .parquet files, a glob or one file).")
     if not request.qi:
-        raise DataError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the whole "
-                        "table to propose them).")
+        request = replace(request, qi=proposed_qi(request))
     setting = request.setting
     from . import risk as _risk
 
@@ -309,7 +333,7 @@ def _sanitize_dask(request: Request, out, manifest) -> Outcome:
 
     done = dk.sanitize(request.data, request.sensitive, list(request.qi), setting.mechanism, dict(setting.params),
                        setting.seed, out, manifest=manifest, require=require, risk=lambda _: measured.get("risk"),
-                       **dask_options(request))
+                       overwrite=overwrite, **dask_options(request))
     return Outcome(request, done.release, done.release.verdict, None, list(done.written), done.run,
                    risk=measured.get("risk"))
 
@@ -344,10 +368,13 @@ def read_session(file: str | Path) -> tuple["Session", Any, Path]:
     """The session file, read and checked whole (:func:`core.session.read`), its embedded frame and its path."""
     from . import session as sess
 
+    from .data.read import MAX_BYTES, read_file
+
     path = Path(file)
-    if not path.is_file():
-        raise DataError(f"There is no session file at '{file}'; give the file saved from the Home page.")
-    session, frame = sess.read(path.read_bytes(), path.name)
+    if not path.exists():
+        raise DataError(f"There is no session file at '{clip(file)}'; give the file saved from the Home page.")
+    # a regular file only, of at most a session's JSON and an embedded table (not /dev/zero)
+    session, frame = sess.read(read_file(path, path.name, sess.MAX_JSON_BYTES + MAX_BYTES), path.name)
     return session, frame, path
 
 
@@ -487,8 +514,7 @@ def evaluate(request: Request, kind, settings: dict[str, Any]) -> tuple[dict[str
             raise ParameterError("The Dask engine evaluates queries on one sensitive attribute; joint queries on a "
                                  "second one (sa2) run with --engine local.")
         if not request.qi:
-            raise ParameterError("--engine dask needs the QI columns: give --qi (the Dask engine does not read the "
-                                 "whole table to propose them).")
+            request = replace(request, qi=proposed_qi(request))
         evaluation, data, info = dk.evaluate(request.data, request.sensitive, list(request.qi), mech.name, raw, kind,
                                              settings, seed, **dask_options(request))
         result = evaluation.to_json()

@@ -200,10 +200,12 @@ QI_HELP = ("QI / non-sensitive columns, repeatable: --qi age --qi sex, --qi age,
 
 def _rows(text: str) -> int:
     """argparse type of ``generate --rows``: a whole number, ``_`` or ``,`` allowed as thousands separators."""
-    digits = text.strip().replace("_", "").replace(",", "")
-    if not digits.isdigit() or int(digits) < 1:
+    from .params import parse_whole
+
+    value = parse_whole(text.strip().replace("_", "").replace(",", ""))
+    if value is None or value < 1:
         raise argparse.ArgumentTypeError(f"--rows must be a whole number of rows, at least 1. Got '{clip(text)}'.")
-    return int(digits)
+    return value
 
 
 def cmd_generate(args) -> dict[str, Any]:
@@ -217,11 +219,10 @@ def cmd_generate(args) -> dict[str, Any]:
 
 def _randomness(text: str) -> int:
     """argparse type of ``--randomness``: a whole number (a version of core.rng)."""
-    try:
-        value = int(text.strip())
-    except ValueError:
-        value = -1
-    if value < 0:
+    from .params import parse_whole
+
+    value = parse_whole(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"--randomness takes a whole number (a randomness version), not "
                                          f"'{clip(text)}'")
     return value
@@ -239,21 +240,21 @@ def _risk_limit(text: str) -> str:
 def _seed(text: str) -> int:
     """argparse type of ``--seed``: a whole number the release's generator accepts (see core.mechanisms.check_seed)."""
     from .mechanisms import check_seed
+    from .params import parse_whole
 
+    value = parse_whole(text)  # ASCII digits only: not 1_000, not another script's digits
     try:
-        value = int(text.strip())
-    except ValueError:
-        value = None
-    try:
-        return check_seed(value if value is not None else text)
+        return check_seed(value if value is not None else text)  # check_seed refuses anything but an int
     except Exception as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{str(exc).rstrip('.')} (in the digits 0-9).") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .registry import MAX_SEED
 
-    epilog = "\n\n".join([_sample_help(), _mechanism_help(), _workload_help(), _bound_help()])
+    from .errors import STATUS_HELP
+
+    epilog = "\n\n".join([_sample_help(), _mechanism_help(), _workload_help(), _bound_help(), STATUS_HELP])
     parser = _Parser(
         prog="python -m core",
         description="Privacy-utility workbench: sanitize a table, measure count-query error, "
@@ -292,6 +293,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, metavar="FILE",
                    help="output .csv or .parquet (a folder for mechanisms that publish several tables)")
     p.add_argument("--manifest", metavar="FILE", help="manifest path (default: beside the output)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="let --out replace a folder the workbench did not write (a folder of yours is otherwise "
+                        "refused unless it is empty); the input and the manifest are never overwritten")
     p.add_argument("--randomness", type=_randomness, metavar="N",
                    help="the randomness version the release was drawn with (a manifest's reproduce command gives "
                         "it): refused when this workbench draws differently, instead of writing a different "
@@ -601,7 +605,7 @@ def cmd_sanitize(args) -> dict[str, Any]:
         raise _UsageError(f"python -m core sanitize: give {', '.join(missing)} (or --session FILE) (see --help)")
     mechanisms.get(args.mechanism).resolve(_params(args))  # parameter errors before --band's and the load
     outcome = api.sanitize(_request(args, require_guarantee=args.require_guarantee, **_risk_options(args)),
-                           out=args.out, manifest=args.manifest)
+                           out=args.out, manifest=args.manifest, overwrite=args.overwrite)
     return _sanitize_output(args, outcome)
 
 
@@ -615,7 +619,8 @@ def _sanitize_session(args) -> dict[str, Any]:
                           params=_params(args), seed=args.seed, sensitive=args.sensitive, qi=args.qi,
                           bands=_bands(args), randomness=args.randomness)
     asked = api.session_request(args.session, given, require_guarantee=args.require_guarantee)
-    outcome = api.sanitize(replace(asked.request, **_risk_options(args)), out=args.out, manifest=args.manifest)
+    outcome = api.sanitize(replace(asked.request, **_risk_options(args)), out=args.out, manifest=args.manifest,
+                           overwrite=args.overwrite, inputs=(asked.path,))
     for note in asked.notes:
         print(f"note: {note}", file=sys.stderr)
     out = _sanitize_output(args, outcome)
@@ -636,6 +641,9 @@ def _sanitize_output(args, outcome) -> dict[str, Any]:
         out["risk"] = outcome.risk
     if not args.json:
         lines = [f"{release.title}: {release.source['rows']:,} rows in, {release.rows_out:,} published"]
+        from .release import columns_said
+
+        lines += columns_said(release, proposed=not getattr(args, "qi", None))
         if verdict is not None:
             lines.append(f"verdict: {' '.join(verdict.line().split())}")
         risk = outcome.risk
@@ -953,15 +961,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP under python -m core (core.release)
+        from .signals import interrupt_status
+
         print("interrupted", file=sys.stderr)
-        return 130
+        return interrupt_status(exc)
     except OSError as exc:
         print(f"error: {exc.strerror or exc} ({getattr(exc, 'filename', '') or ''})".rstrip(" ()"), file=sys.stderr)
         return 2
-    except Exception as exc:  # a bug: still one line, never a traceback
-        print(f"internal error ({type(exc).__name__}): {exc}; please report it", file=sys.stderr)
-        return 3
+    except Exception as exc:  # a bug: still one line, never a traceback, and its own status (not 3's verdict)
+        from .errors import EXIT_INTERNAL
+
+        print(f"internal error ({type(exc).__name__}): {clip(exc, 300)}; please report it", file=sys.stderr)
+        return EXIT_INTERNAL
     text = result.pop("_text", None)
     try:
         if getattr(args, "json", False) or text is None:

@@ -34,6 +34,21 @@ class NotEligible(WorkbenchError):
         self.suggestion = dict(suggestion or {})
 
 
+#: the command line's exit statuses (``python -m core --help`` lists them; docs/cli-exit-status.md explains them)
+EXIT_OK = 0
+EXIT_USAGE = 2  #: bad input or a refused request: one sentence on stderr, nothing written
+EXIT_INTERNAL = 70  #: an internal error (a bug), as sysexits' EX_SOFTWARE: one line on stderr
+#: (3, a guarantee not met under --require-guarantee or a risk over --max-risk, is core.guarantee.EXIT_NOT_MET)
+STATUS_HELP = """exit status:
+  0    done
+  2    bad input or a refused request: one sentence on stderr, nothing written
+  3    sanitize --require-guarantee / --max-risk: the release does not meet its guarantee, or its measured
+       risk is above the limit (one line: what fails, the nearest setting that meets it); nothing written
+  70   internal error (a bug): one line on stderr, nothing written; please report it
+  130  interrupted by Ctrl-C: temporary outputs removed, nothing written
+  143  stopped by SIGTERM (129: SIGHUP), as Ctrl-C: temporary outputs removed, nothing written"""
+
+
 #: longest piece of user input a message repeats (item 10 of issue 12: a 100 KB value echoed back is unreadable)
 ECHO_LIMIT = 80
 

@@ -203,7 +203,12 @@ _LN = re.compile(r"^ln\(?\s*([0-9.eE+-]+)\s*\)?$")
 
 
 def parse_number(text: str) -> float | None:
-    """Parse ``"0.5"``, ``"1/13"``, ``"ln(3)"`` or ``"ln3"``; ``None`` if not a number."""
+    """Parse ``"0.5"``, ``"1/13"``, ``"ln(3)"`` or ``"ln3"``; ``None`` if not a finite number.
+
+    A fraction too large for a float (400 digits over 1) is not a number
+    here (None, so the caller says which values are allowed), not an
+    OverflowError.
+    """
     text = text.strip()
     try:
         value = float(text)
@@ -216,12 +221,30 @@ def parse_number(text: str) -> float | None:
             arg = float(match.group(1))
         except ValueError:
             return None
-        return math.log(arg) if arg > 0 else None
+        value = math.log(arg) if arg > 0 else None
+        return value if value is not None and math.isfinite(value) else None
     try:
-        frac = Fraction(text.replace(" ", ""))
-    except (ValueError, ZeroDivisionError):
+        value = float(Fraction(text.replace(" ", "")))
+    except (ValueError, ZeroDivisionError, OverflowError):
         return None
-    return float(frac)
+    return value if math.isfinite(value) else None
+
+
+_WHOLE = re.compile(r"[+]?[0-9]+")
+
+
+def parse_whole(text: str) -> int | None:
+    """A whole number written in ASCII digits (``"1000"``, ``"+7"``, blanks around); None for anything else.
+
+    Python's ``int()`` also takes ``"1_000"`` and other scripts' digits
+    (``"٣"``); a seed or a count typed on the command line is refused for
+    those, as the README promises digits.  Negative numbers are None too
+    (no whole-number setting of the CLI is negative).
+    """
+    text = text.strip()
+    if not _WHOLE.fullmatch(text) or len(text) > 4000:
+        return None
+    return int(text)
 
 
 #: the largest k written as ln(k) (the papers' ln 2, ln 3, ln 10 ...; issue 23 §4: "ln(9518639013453586)")

@@ -28,6 +28,7 @@ from .data import write as _write
 from .data.write import neutralise  # noqa: F401  (re-exported: the pages and tests import it from here)
 from .errors import DataError, clip
 from .params import format_value
+from .signals import Interrupted, interrupt_on_signals, interrupt_status  # noqa: F401  (the CLI's, re-exported)
 
 
 @dataclass(frozen=True, eq=False)
@@ -161,6 +162,7 @@ class Release:
                 "content_hash": self.source["content_hash"],
                 "sensitive": self.source["sensitive"],
                 "qi": list(self.source["qi"]),
+                **({"columns_left_out": list(self.source["left_out"])} if "left_out" in self.source else {}),
                 "rows": self.source["rows"],
                 "rows_dropped_missing": self.source.get("rows_dropped", 0),
                 "bands": dict(self.source.get("bands") or {}),
@@ -245,6 +247,21 @@ def zip_bytes(release: Release, fmt: str = "csv", decision: Mapping[str, Any] | 
     return buf.getvalue()
 
 
+def columns_said(release: Release, proposed: bool) -> list[str]:
+    """The lines saying which columns the release used and which it left out (the CLI prints them).
+
+    ``proposed``: the QIs were not given (``--qi``) but taken from the
+    table's proposal, which the first line says.  The manifest keeps both
+    lists (``input.qi``, ``input.columns_left_out``).
+    """
+    qi = ", ".join(map(str, release.source.get("qi") or ())) or "none"
+    lines = [f"QIs used (proposed; --qi chooses others): {qi}" if proposed else f"QIs used: {qi}"]
+    left = release.source.get("left_out")
+    if left:
+        lines.append(f"columns left out of the release: {', '.join(map(str, left))}")
+    return lines
+
+
 def _same(a: Path, b: Path) -> bool:
     """Whether two paths name the same file (the same inode when both exist, else the same absolute path)."""
     try:
@@ -312,10 +329,6 @@ def check_outputs(out: str | os.PathLike | None, manifest: str | os.PathLike | N
     if man is not None:
         _write.check_target(man, False, "--manifest")
     return out, (Path(manifest) if manifest is not None else None)
-
-
-# the signal handling lives in core/signals.py (stdlib only: `python -m core` starts without pandas)
-from .signals import Interrupted, interrupt_on_signals, interrupt_status  # noqa: E402,F401
 
 
 def write(release: Release, out: str | Path, manifest: str | Path | None = None,

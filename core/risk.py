@@ -238,9 +238,9 @@ def setting_text(params: Mapping[str, Any]) -> str:
 
 
 def measure(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, workload: Workload, t: Targets,
-            seed: int = 0) -> Point:
+            seed: int = 0, attacks: int | None = MAP_ATTACKS) -> Point:
     release = mechanisms.sanitize(data, mechanism, raw, seed)
-    return measure_release(data, release, workload, t)
+    return measure_release(data, release, workload, t, attacks=attacks)
 
 
 def sweep_jobs(names: Sequence[str], base: Mapping[str, Mapping[str, Any]] | None = None,
@@ -266,11 +266,13 @@ def sweep_jobs(names: Sequence[str], base: Mapping[str, Mapping[str, Any]] | Non
 def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Targets, seed: int = 0,
                  base: Mapping[str, Mapping[str, Any]] | None = None,
                  sweeps: Mapping[str, Sequence[Any]] | None = None,
-                 progress: Callable[[float, str], None] | None = None) -> tuple[list[Point], list[str]]:
+                 progress: Callable[[float, str], None] | None = None,
+                 attacks: int | None = MAP_ATTACKS) -> tuple[list[Point], list[str]]:
     """Every mechanism along its main parameter's sweep (or its single setting if it has none).
 
     Returns the measured points and one sentence per setting that could not
-    be sanitized (not eligible on this table).
+    be sanitized (not eligible on this table).  ``attacks``: of each point's
+    risk-scale assessment (None: none, the points carry the inference lift only).
     """
     jobs = sweep_jobs(names, base, sweeps)
     points, skipped = [], []
@@ -278,7 +280,7 @@ def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Tar
         if progress:
             progress(i / len(jobs), f"{mechanisms.get(name).title}: {raw}")
         try:
-            points.append(measure(data, name, raw, workload, t, seed))
+            points.append(measure(data, name, raw, workload, t, seed, attacks))
         except WorkbenchError as exc:
             skipped.append(f"{mechanisms.get(name).title} at {setting_text(raw)}: {exc}")
     if progress:
@@ -629,11 +631,8 @@ def _mechanism_guess(data: Dataset, release: Release, qi: np.ndarray, mode: int)
 def _prior(release: Release, data: Dataset) -> np.ndarray:
     """The SA distribution the release estimates (the whole table's, as the mechanism's estimator reads it)."""
     batch = QueryBatch(attrs=(), values=np.zeros((data.m, 0), np.int64), sa=np.eye(data.m, dtype=bool))
-    try:
-        est = np.asarray(mechanisms.estimate(release, [batch]), float)
-    except Exception:  # an estimator that needs a QI condition: fall back to the published marginal below
-        est = np.zeros(data.m)
-    est = np.clip(np.nan_to_num(est), 0, None)
+    # every estimator answers the empty QI condition (unbiased ones may go below 0: clipped)
+    est = np.clip(np.nan_to_num(np.asarray(mechanisms.estimate(release, [batch]), float)), 0, None)
     if est.sum() <= 0:
         est = data.sa_counts.astype(float)
     return est / est.sum()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -56,6 +56,9 @@ class Table:
     read: dict | None = None
     #: the columnar source of a table without a frame (:mod:`core.data.load`)
     source: Any = field(default=None, repr=False)
+    #: what the reader said about how it read the file (a bytes column decoded as text ...): every release of the
+    #: table carries these in its notes, so the manifest and the CLI say them too
+    notes: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:
@@ -148,7 +151,8 @@ def load(source: str | os.PathLike | bytes, filename: str | None = None,
             )
         data = _read.read_file(path, name, MAX_BYTES)  # a regular file only (not /dev/zero), within the limit
     result = _read.read(data, name, options, max_rows=MAX_ROWS, max_bytes=MAX_BYTES)
-    return make_table(result.frame, name, result.record()), result
+    table = make_table(result.frame, name, result.record())
+    return (replace(table, notes=tuple(result.notes)) if result.notes else table), result
 
 
 def _columnar_table(source, options: ReadOptions | None, force: bool | None) -> Table | None:

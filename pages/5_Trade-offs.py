@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import replace
 
@@ -11,11 +12,12 @@ import streamlit as st
 
 from core import figures
 from core.errors import WorkbenchError
+from core.intervals import count_intervals, people
 from core.mechanisms import MECHANISMS
 from core.params import resolve
 from core.recommend import SETTINGS, Goals, choose, per_answer_budget
 from core.report import build as build_report
-from core.risk import pareto, setting_text
+from core.risk import MAP_ATTACKS, pareto, reconcile, risk_sentence, setting_text
 from pages import ui
 from pages.ui import cached, state
 from pages.ui.fmt import md, number, param_text
@@ -31,12 +33,22 @@ if FROM_LINK not in ss:  # the page's first run in this session: were its settin
     ss[FROM_LINK] = "to" in st.query_params
 #: measured settings kept per table (shared for a bundled sample, private to the session for an upload)
 KEPT = 4096
+#: while the map is measured, its points so far are redrawn at most this often
+STREAM_SECONDS = 0.7
+_TITLES = {n: MECHANISMS[n].title for n in MECHANISMS}
 
 
 @cached.memo("trade-off points", remeasure=True)
 def _results(_data, data_key: str) -> dict:
     """``{"lock", "outcomes"}``: job key -> ("point", Point) or ("skipped", message), oldest first."""
     return {"lock": threading.Lock(), "outcomes": OrderedDict()}
+
+
+@cached.memo("count intervals")
+def _count_intervals(_data, data_key: str, name: str, params: tuple, seed: int, queries: int):
+    """The setting's count intervals in people (:func:`core.intervals.count_intervals`) on the map's workload."""
+    wl = cached.workload(_data, data_key, "seed000", cached.items({"queries": queries, "max_attrs": 3, "seed": seed}))
+    return count_intervals(_data, name, dict(params), seed, workload=wl)
 
 
 def _job_key(data_key: str, name: str, params: dict, seed: int, queries: int, records: int) -> tuple:
@@ -76,13 +88,16 @@ def _remember(results: dict, key: tuple, outcome: tuple) -> None:
             results["outcomes"].popitem(last=False)
 
 
-def _measure_all(data, todo: list, results: dict, seed: int, queries: int, records: int) -> None:
+def _measure_all(data, todo: list, results: dict, seed: int, queries: int, records: int,
+                 keys: list | None = None) -> None:
     """Measure the settings not measured yet, on :data:`cached.WORKERS` threads, with a progress bar.
 
     The settings are independent (each sanitized with the same seed, answered
     on the same workload, attacked on the same sample), so measuring them at
     the same time (:func:`cached.in_parallel`) changes no figure.  The
     workload and the attack's sample are built first, once, and shared.
+    The points of ``keys`` measured so far are drawn as they come (at most
+    every :data:`STREAM_SECONDS`), so the map fills in while it is measured.
     """
     cached.workload(data, data.key, "seed000", cached.items({"queries": queries, "max_attrs": 3, "seed": seed}))
     cached.targets(data, data.key, records, seed)
@@ -93,18 +108,34 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
         return run
 
     bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")
-    cached.in_parallel([call(name, params, key) for (name, params), key in todo],
-                       done=lambda i, n: bar.progress(i / n, text=f"Measured {i} of {n} settings…"))
+    live = st.empty()
+    last = [time.monotonic()]
+
+    def done(i, n):
+        bar.progress(i / n, text=f"Measured {i} of {n} settings…")
+        if keys and i < n and time.monotonic() - last[0] >= STREAM_SECONDS:
+            so_far = [v for k in keys if (o := results["outcomes"].get(k)) and o[0] == "point" for v in [o[1]]]
+            if so_far:
+                live.plotly_chart(figures.risk_utility_map(so_far, (), "added_risk", "large_error", _TITLES),
+                                  key=f"chart_map_live_{i}")
+            last[0] = time.monotonic()
+
+    cached.in_parallel([call(name, params, key) for (name, params), key in todo], done=done)
     bar.empty()
+    live.empty()
 
 
 st.title("Trade-offs: which mechanism, which setting?")
 st.markdown(
     "The mechanisms promise different things (ρ₁-ρ₂, small-sum error, (λ, δ), F'-privacy, α/β, ε). To compare "
-    "them on one map, every release is **attacked the same way, from the published data only**: the adversary "
-    "guesses each person's sensitive value from the people who share their QI values, and tries to read "
-    "small counts. The other axis is the error of large counts. Each mechanism is drawn along its main "
-    "parameter; the dashed line joins the settings that nothing else beats on both axes.")
+    "them on one map, every release is **attacked the same way**: an attacker who knows a person's QI values "
+    "guesses their sensitive value, once with the mechanism's own estimator and once from the nearest published "
+    "record (the method of the anonymeter library). A part of the table (20%) is held out of a measurement "
+    "release, so the attack is scored twice: on people in the table and on people not in it. What the release "
+    "teaches about everyone is utility; the **added risk** is what it teaches about the people in it beyond "
+    "that: (success in the table - success outside) / (1 - success outside), with its 95% interval. The other "
+    "axis is the error of large counts. Each mechanism is drawn along its main parameter; the dashed line joins "
+    "the settings that nothing else beats on both axes.")
 
 data = ui.dataset_or_empty_state()
 if data is None:
@@ -192,7 +223,7 @@ ss[FROM_LINK] = False
 
 todo = [(job, key) for job, key in zip(jobs, keys) if key not in results["outcomes"]]
 if todo:
-    _measure_all(data, todo, results, seed, queries, records)
+    _measure_all(data, todo, results, seed, queries, records, keys)
 points, skipped = [], []
 for key in keys:
     kind, value = results["outcomes"][key]
@@ -235,25 +266,46 @@ st.caption(
     "setting beats on both axes. Hollow, crossed markers are settings whose release does not meet its mechanism's own "
     "guarantee (see Home or Sanitize for what fails and the nearest setting that meets it). "
     + "".join(f"{md(t)} on the front: {md(note)} " for t, note in per_answer.items())
-    + f"Inference lift 1 = no better than always guessing the most common value "
-    f"({number(mode)} of the records); click a point for its details.")
+    + f"Added risk 0 = the release teaches nothing about the people in it that it does not teach about people "
+    f"outside it, 1 = the attacker who fails on outsiders always succeeds on insiders; the bars are its 95% "
+    f"interval ({MAP_ATTACKS:,} attacks on each side per setting). Inference lift 1 = no better than always "
+    f"guessing the most common value ({number(mode)} of the records); click a point for its details.")
+
+others = [(p.verdict, p.added_risk) for p in points]
+
+
+def _reconciled(i: int, p) -> str:
+    """The verdict beside the measured risk, in one sentence (against the other settings on the map)."""
+    if p.added_risk is None or p.verdict is None:
+        return ""
+    return reconcile(p.verdict, (p.added_risk, p.risk_low, p.risk_high), others[:i] + others[i + 1:])
+
 
 rows = []
 for i, p in enumerate(points):
     rows.append({"mechanism": titles[p.mechanism],
                  "setting": setting_text(p.params),
+                 "added risk": p.added_risk,
+                 "95% interval": "" if p.added_risk is None else f"{p.risk_low:.3f}-{p.risk_high:.3f}",
+                 "right in the table": p.train_success, "right outside it": p.control_success,
+                 "verdict and risk": _reconciled(i, p),
                  "inference accuracy": p.inference_accuracy, "lift (×)": p.inference_lift,
                  "small counts within 30%": p.small_sum_disclosure, "presence": p.presence,
                  "large-count error": p.large_error, "small-count error": p.small_error,
                  "on the front": i in front})
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="to_table",
-             column_config={"inference accuracy": st.column_config.NumberColumn(format="%.3f"),
+             column_config={"added risk": st.column_config.NumberColumn(format="%.3f"),
+                            "right in the table": st.column_config.NumberColumn(format="%.3f"),
+                            "right outside it": st.column_config.NumberColumn(format="%.3f"),
+                            "inference accuracy": st.column_config.NumberColumn(format="%.3f"),
                             "lift (×)": st.column_config.NumberColumn(format="%.2f"),
                             "small counts within 30%": st.column_config.NumberColumn(format="%.3f"),
                             "large-count error": st.column_config.NumberColumn(format="%.4f"),
                             "small-count error": st.column_config.NumberColumn(format="%.3f")})
 st.caption("Every measured setting. Shares are fractions of records or queries (0.25 = 25%); errors are "
-           "relative (0.10 = off by 10% of the true count).")
+           "relative (0.10 = off by 10% of the true count). 'Right in the table' and 'right outside it' are the "
+           "attacker's success on people in the measurement release and on the people held out of it; 'verdict "
+           "and risk' says where the mechanism's own guarantee and the measured risk disagree.")
 
 selected = None
 try:
@@ -276,13 +328,26 @@ else:
     budget = per_answer_budget(selected.mechanism, selected.params)
     if budget:
         st.info(md(budget), icon="ℹ️")
+    if selected.added_risk is not None:
+        st.markdown(md(risk_sentence(selected.train_success, selected.control_success, selected.added_risk,
+                                     selected.risk_low, selected.risk_high, data.qi, data.sa)))
+        st.caption(md(_reconciled(points.index(selected), selected)))
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("inference accuracy", f"{selected.inference_accuracy:.1%}")
     m2.metric("lift over the most common value", f"{selected.inference_lift:.2f}×")
     m3.metric("small counts within 30%", "n/a" if selected.small_sum_disclosure is None
               else f"{selected.small_sum_disclosure:.1%}")
     m4.metric("large-count error", "n/a" if selected.large_error is None else f"{selected.large_error:.3g}")
-    st.dataframe(pd.DataFrame(selected.bands), hide_index=True, key="to_detail_bands")
+    bands = pd.DataFrame(selected.bands)
+    try:
+        ci = _count_intervals(data, data.key, selected.mechanism, cached.items(selected.params), seed, queries)
+    except WorkbenchError as exc:
+        st.caption(f"Count intervals not available: {md(exc)}")
+    else:
+        st.markdown("In people: " + md(ci.sentence()) + f"; {md(ci.method)}.")
+        half = {b.label: b.half_width for b in ci.bands}
+        bands["95% interval (± people)"] = [None if half.get(n) is None else people(half[n]) for n in bands["name"]]
+    st.dataframe(bands, hide_index=True, key="to_detail_bands")
 
     def _open(name=selected.mechanism, params=dict(selected.params)):
         ss[state.MECH] = name

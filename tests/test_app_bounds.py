@@ -104,6 +104,7 @@ def test_invalid_parameter_combination_is_one_error():
     assert "chart_curve" not in charts(at)
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_bound_choice_survives_a_page_switch():
     names = list(BOUNDS)
     at = app(PAGE)

@@ -110,6 +110,7 @@ def test_upload_handler_gives_one_sentence(name, content, words):
     assert "\n" not in message and "Traceback" not in message
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 @pytest.mark.parametrize("name,content,words", BAD_UPLOADS[:6:2], ids=[b[0] for b in BAD_UPLOADS[:6:2]])
 def test_bad_upload_shows_an_error_not_a_traceback(name, content, words):
     at = app()
@@ -120,6 +121,7 @@ def test_bad_upload_shows_an_error_not_a_traceback(name, content, words):
     assert len(errors) == 1 and words.lower() in errors[0].lower(), errors
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_good_upload_is_used_and_named_in_the_url_by_its_hash_only():
     frame = pd.DataFrame({"age": [30, 40, 50, 60] * 10, "sex": ["F", "M"] * 20,
                           "diagnosis": ["flu", "cold", "hiv", "cancer", "flu"] * 8})
@@ -143,6 +145,7 @@ def test_good_upload_is_used_and_named_in_the_url_by_its_hash_only():
     assert metrics(at)["Records used"] == "40 rows"
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_ineligible_mechanism_says_why_from_a_link():
     # anatomy with l = 12 on Adult: the SPEC's example sentence
     at = app(query={"data": "adult", "mech": "anatomy", "l": "12"})
@@ -189,6 +192,7 @@ def test_url_values_read_back_exactly(value):
     assert q.parse(param_text(math.log(3))) == math.log(3)
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_unicode_html_and_markdown_in_names_and_values_render_safely():
     rows = ["<b>ward</b>,âge,*diagnosis*"] + [f"w{i % 3},{20 + i % 7},{['$flu$', '_cold_', '[x](javascript:1)', 'grippe 🤒'][i % 4]}"
                                              for i in range(40)]
@@ -206,6 +210,7 @@ def test_unicode_html_and_markdown_in_names_and_values_render_safely():
     assert not at.error
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_a_toy_table_says_it_opens_with_its_papers_parameters():
     at = app()
     at.selectbox(key="w_sample").set_value("toy-splu").run()

@@ -113,6 +113,7 @@ def test_not_eligible_offers_the_largest_feasible_value():
     assert any("zip" in label for label in _download_labels(at))
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_choices_survive_a_page_switch():
     at = app(PAGE, query={"mech": "anatomy"})
     at.slider(key="w_m_anatomy_l").set_value(4).run()
@@ -151,6 +152,7 @@ def test_mechanism_view_hook_is_called(monkeypatch, tmp_path):
     monkeypatch.delitem(sys.modules, "pages.ui.views.dbr", raising=False)
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_upload_without_file_shows_the_way_home():
     at = app()
     at.radio(key="w_source").set_value("upload").run()

@@ -146,6 +146,7 @@ def _toy_from_home():
     return at
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_toy_sdr_chosen_on_home_opens_with_example1_exactly():
     at = _toy_from_home()
     assert not at.error and not at.warning

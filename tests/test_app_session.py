@@ -92,6 +92,7 @@ def test_open_a_session_applies_everything_and_a_bad_one_nothing():
     assert len(at.error) == 1 and "not valid JSON" in plain(at.error[0].value)
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_open_a_zip_session_brings_the_uploaded_table_back():
     table = load_table(_parquet(FRAME), "ward.parquet")
     s = S.Session(S.TableRef("upload", "ward.parquet", table.content_hash, len(table)), "diagnosis", ("age",),

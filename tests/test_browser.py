@@ -105,6 +105,15 @@ def _wait_for(fn, timeout: float = 30, interval: float = 0.05):
     return None
 
 
+def _idle(page, timeout: float = 180) -> None:
+    """Until the app has finished its current run (Streamlit's script state on the app root): a condition, not a
+    time, so a loaded machine only makes it wait longer."""
+    page.wait_for_function(
+        "() => { const a = document.querySelector('[data-testid=\"stApp\"]'); "
+        "return a && a.getAttribute('data-test-script-state') === 'notRunning'; }",
+        timeout=timeout * 1000, polling=50)
+
+
 def _move_first_slider(page) -> tuple[str, str]:
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     before = slider.input_value()
@@ -159,7 +168,14 @@ def test_tradeoffs_map_point_details_and_offline_report(server, browser, tmp_pat
     try:
         page.goto(f"{server}/Trade-offs?data=adult&sa=occupation&to=uniform,splu,laplace&to.queries=1000",
                   timeout=60_000)
+        # the page's first run (the link read, the mechanisms chosen) ends before the button is pressed, and the
+        # measuring run ends before the map is looked at: conditions, so a loaded machine only waits longer
+        _idle(page)
+        assert page.get_by_text("Choose at least one mechanism").count() == 0, page.inner_text("body")[-1500:]
         page.get_by_role("button", name="Measure every setting").click(timeout=60_000)
+        _idle(page, timeout=400)
+        assert page.get_by_text("Choose at least one mechanism").count() == 0, \
+            "the mechanism list was lost after the click; the page says: " + page.inner_text("body")[-1500:]
         page.wait_for_selector(".js-plotly-plot .scatterlayer .points path", timeout=180_000)
         names = _wait_for(lambda: page.evaluate(
             "() => { const g = document.querySelector('.js-plotly-plot'); "

@@ -49,6 +49,7 @@ def _reference(plan, ids):
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts_st, st.floats(1, 16), st.integers(4, 50), st.sampled_from(["two", "multi"]),
        st.integers(0, 2 ** 31 - 1), st.sampled_from([1, 7, 64, 1 << 20]))
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_published_cells_are_the_dense_cells_sorted_by_id(counts, theta, max_size, method, seed, block):
     """Same cells, counts and order as the dense table sorted, for any block size (1 record: a bucket a block)."""
     plan = _plan(counts, theta, max_size, method)
@@ -86,6 +87,7 @@ def _wide(classes):
             np.append(size, 2 ** 62))
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts_st, st.floats(1, 16), st.integers(4, 40), st.integers(0, 2 ** 31 - 1))
 def test_slot_buckets_with_ids_are_the_ids_of_the_slot_buckets(counts, theta, max_size, seed):

@@ -458,9 +458,14 @@ def test_worker_processes_stay_quiet_after_a_restart():
     import logging
 
     with dk.connect(processes=True, workers=1) as client:
+        client.wait_for_workers(1, timeout=300)
         assert set(client.run(_distributed_level).values()) == {logging.CRITICAL}
-        client.restart()
-        assert set(client.run(_distributed_level).values()) == {logging.CRITICAL}
+        # under load a restart can outlast distributed's default wait: wait on the condition (the worker is
+        # back), with a generous limit that is a safety net, not a timing assertion
+        client.restart(timeout=300, wait_for_workers=True)
+        client.wait_for_workers(1, timeout=300)
+        levels = client.run(_distributed_level)
+        assert len(levels) == 1 and set(levels.values()) == {logging.CRITICAL}
 
 
 @pytest.mark.skipif(not UNPLANNED, reason="every mechanism has a plan")

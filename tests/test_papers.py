@@ -152,3 +152,17 @@ def test_docs_table_is_the_recorded_run():
     assert rec and len(rec["entries"]) == len(papers.ITEMS) == 39
     assert rec["counts"] == papers.counts(e["verdict"] for e in rec["entries"])
     assert bench.markdown(rec) in (root / "docs" / "papers.md").read_text(encoding="utf-8")
+
+
+def test_readme_counts_are_the_recorded_run():
+    """The README quotes the last full run's counts (docs/papers.json, which the Papers page shows too)."""
+    import json
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    counts = json.loads((root / "docs" / "papers.json").read_text())["counts"]
+    text = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    said = dict((name, int(n)) for n, name in re.findall(r"(\d+) (reproduced|in trend|inconclusive|not reproduced)",
+                                                          text.split("Last full run", 1)[1][:200]))
+    assert said == counts

@@ -204,3 +204,22 @@ def test_unplaced_note_names_every_blocked_value():
     text, info = unplaced_note(data, np.full(data.n, -1), 0.1)
     assert "7 values (" in text and "'Machine-op-inspct'" in text and "2,828 groups" in text
     assert info["max_placeable"] == 28_280
+
+
+def test_the_manifest_prints_the_figure_the_comparison_used(tmp_path):
+    """Issue 25: beta = 1/2 is reached exactly by the exact construction, and floating point lands at
+    0.5000000000000004; the manifest prints 0.5 (what was compared, with the tolerance beside it), and a figure
+    over the limit by more than the tolerance is printed as it is."""
+    import json
+
+    from core.cli import main
+    from core.mechanisms.ambiguity import TOLERANCE, as_compared
+
+    out = tmp_path / "pv"
+    assert main(["sanitize", "toy-ambiguity", "--sa", "disease", "--mechanism", "priview", "--param", "alpha=1/2",
+                 "--param", "beta=1/2", "--param", "construction=exact", "--seed", "1", "--no-risk",
+                 "--out", str(out)]) == 0
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["privacy"]["max_association"] == 0.5 and manifest["privacy"]["comparison_tolerance"] == TOLERANCE
+    assert manifest["verdict"]["figures"]["max_association"] == 0.5 and manifest["verdict"]["standing"] == "meets"
+    assert as_compared(0.5 + 5e-13, 0.5) == 0.5 and as_compared(0.5 + 5e-12, 0.5) == 0.5 + 5e-12

@@ -367,6 +367,7 @@ def test_home_opens_an_older_session_with_one_warning_that_it_draws_differently(
     assert [p.name for p in at.session_state["wb_pins"]] == ["half"]  # still opened
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_order_grouped_in_small_groups_is_the_stable_argsort(monkeypatch):
     """The part-by-part order, grouped a few records at a time, is the stable argsort; bounds from counts."""
     monkeypatch.setattr(local, "GROUP_ROWS", 1000)

@@ -235,6 +235,7 @@ def test_published_count_pmf(gamma):
 
 
 # --------------------------------------------------------- unbiased counts
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_published_counts_unbiased():
     """Mean published count of every value over 300 releases is the true count (Theorem 2).
 

@@ -62,6 +62,7 @@ def test_page_walks_through_every_step():
     assert at.selectbox(key="w_tour_step").value == steps[-2].key
 
 
+@pytest.mark.slow  # over 1 s of CPU (the conftest check)
 def test_page_opens_at_the_step_in_the_link():
     key = tour.steps()[1].key
     at = app("pages/6_Guided_tour.py", {"step": key})

@@ -173,14 +173,24 @@ class ReadOptions:
         if self.delimiter is not None:
             object.__setattr__(self, "delimiter", normalise_delimiter(self.delimiter))
         if self.decimal not in (None, ".", ","):
-            raise DataError(f"The decimal mark must be '.' or ','. Got '{self.decimal}'.")
+            raise DataError(f"The decimal mark must be '.' or ','. Got '{clip(self.decimal, 20)}'.")
         if self.encoding is not None:
             try:
-                found = codecs.lookup(self.encoding.strip()).name
-                object.__setattr__(self, "encoding", _CODEC_NAMES.get(found, found))
+                info = codecs.lookup(self.encoding.strip())
             except LookupError:
-                raise DataError(f"There is no text encoding called '{self.encoding}'; use utf-8, utf-16, "
+                raise DataError(f"There is no text encoding called '{clip(self.encoding, 40)}'; use utf-8, utf-16, "
                                 "latin-1 or cp1252.") from None
+            try:
+                # a codec that turns bytes into text, with the 'replace' handler the readers use: not rot13,
+                # hex, base64 or zlib (bytes to bytes, or text to text), nor idna (no 'replace')
+                if not getattr(info, "_is_text_encoding", True):
+                    raise LookupError
+                b"a,b\n".decode(info.name, errors="replace")
+                codecs.getincrementaldecoder(info.name)(errors="replace").decode(b"a", final=True)
+            except (LookupError, UnicodeError, TypeError, ValueError):
+                raise DataError(f"'{clip(self.encoding, 40)}' is not an encoding a file of text can be read with; "
+                                "use utf-8, utf-16, latin-1 or cp1252.") from None
+            object.__setattr__(self, "encoding", _CODEC_NAMES.get(info.name, info.name))
         if self.sheet is not None:
             object.__setattr__(self, "sheet", str(self.sheet))
 
@@ -239,7 +249,7 @@ def normalise_delimiter(value: str) -> str:
     if text in ("\t", " "):
         return "\t" if text == "\t" else "whitespace"
     if len(text) != 1 or text in "\r\n\"":
-        raise DataError(f"The delimiter must be one character (or tab, whitespace). Got '{text[:20]}'.")
+        raise DataError(f"The delimiter must be one character (or tab, whitespace). Got '{clip(text, 20)}'.")
     return text
 
 
@@ -520,7 +530,8 @@ def _split_records(text: str, delimiter: str, cut: bool) -> list[list[str]]:
         source = io.StringIO("\n".join(ln for ln in lines if ln))
         reader = csv.reader(source, delimiter=" ", skipinitialspace=True)
     else:
-        reader = csv.reader(io.StringIO(text), delimiter=delimiter, skipinitialspace=True)
+        # newline="": a record may end in \n, \r\n or a lone \r (old Mac files), as pyarrow reads them
+        reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, skipinitialspace=True)
     rows = []
     try:
         for row in reader:
@@ -667,6 +678,9 @@ def _read_delimited(data: bytes, name: str, encoding: str, delimiter: str, width
         raise
     except pa.ArrowInvalid as exc:
         raise DataError(_ragged_message(name, str(exc), encoding, data)) from None
+    except UnicodeError:  # pyarrow's transcoder raises Python's error (a truncated UTF-16 file)
+        raise DataError(f"'{name}' is not valid {encoding} text; choose its encoding (utf-8, utf-16, latin-1, "
+                        "cp1252).") from None
     if table.num_rows == 0:
         raise DataError(f"'{name}' is empty (only blanks); choose a file with a header row and data rows.")
     frame = table.to_pandas(types_mapper={pa.string(): pd.StringDtype()}.get)
@@ -789,7 +803,7 @@ def _apply_header(raw: pd.DataFrame, name: str, header: bool, names: Sequence[st
         found = ["" if _blank(v) else str(v).strip() for v in raw.iloc[0]] if len(raw) else [""] * width
         frame = raw.iloc[1:].reset_index(drop=True)
         # a trailing delimiter on every line makes an unnamed, empty last column: nothing is lost dropping it
-        while width > 1 and not found[-1] and frame.iloc[:, -1].map(_blank).all() and names is None:
+        while width > 1 and not found[-1] and all(_blank(v) for v in frame.iloc[:, -1]) and names is None:
             notes.append("An empty, unnamed last column (a delimiter at the end of every line) was left out.")
             frame = frame.iloc[:, :-1]
             found = found[:-1]

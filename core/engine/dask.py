@@ -639,9 +639,10 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
                                                silence_logs=logging.CRITICAL)
                 client = Client(cluster, set_as_default=False)
             else:
+                probe_scheduler(scheduler)
                 try:
                     client = Client(scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
-                except (OSError, TimeoutError, ValueError) as exc:
+                except (OSError, TimeoutError, ValueError, MemoryError) as exc:
                     raise EngineError(f"The Dask scheduler at '{clip(scheduler)}' cannot be reached "
                                       f"({clip(_reason(exc), 120)}); start it (`dask scheduler`) or leave out "
                                       "--scheduler to use a local cluster.") from None
@@ -666,6 +667,71 @@ def connect(scheduler: str | None = None, workers: int = WORKERS, memory_limit: 
             with contextlib.suppress(Exception):
                 if cluster is not None:
                     cluster.close(timeout=10)
+
+
+#: the schemes --scheduler may name (distributed's TCP and TLS comms); none given means tcp
+SCHEMES = ("tcp", "tls")
+#: seconds a server at --scheduler has to send its first bytes (a Dask scheduler greets at once)
+GREETING_TIMEOUT = 5
+
+
+def probe_scheduler(address: str, timeout: float | None = None) -> None:
+    """Refuse, in one sentence and before a ``Client`` exists, an address that is not a Dask scheduler's.
+
+    A malformed address (``http://[::1``) made ``Client`` raise half-built,
+    and its ``__del__`` then printed a traceback; a server that answers but
+    is not Dask made distributed read its bytes as a frame length
+    ("Unable to allocate 3.07 EiB"); a plain HTTP server, which waits for a
+    request, left the command waiting.  So the address is parsed first
+    (scheme tcp or tls, a host, a port: Dask's 8786 when none is given),
+    and for tcp a socket is opened and the server's first bytes read: a
+    Dask scheduler writes its handshake as soon as a connection opens, a
+    frame count (a small number, 8 bytes little-endian) then each frame's
+    length.  Silence for ``timeout`` seconds, or bytes that are not such a
+    header, is refused.  (TLS is not probed: its first bytes are the TLS
+    handshake, which distributed itself checks.)
+    """
+    import socket
+    import struct
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    timeout = GREETING_TIMEOUT if timeout is None else timeout
+
+    def fail(why: str) -> EngineError:
+        return EngineError(f"--scheduler '{clip(address)}' {why}; give a Dask scheduler's address, e.g. "
+                           "tcp://10.0.0.5:8786, or leave out --scheduler to use a local cluster.")
+
+    try:
+        scheme, rest = parse_address(address.strip())
+        host, port = parse_host_port(rest, default_port=8786)
+    except (ValueError, TypeError):
+        raise fail("is not an address") from None
+    if scheme not in SCHEMES:
+        raise fail(f"names the scheme {scheme}://, not tcp:// or tls://")
+    if not host or not 0 < int(port) < 65536:
+        raise fail("has no host or no valid port")
+    if scheme != "tcp":
+        return
+    try:
+        with socket.create_connection((host, int(port)), timeout=min(timeout, CONNECT_TIMEOUT)) as sock:
+            sock.settimeout(timeout)
+            head = b""
+            while len(head) < 16:
+                chunk = sock.recv(16 - len(head))
+                if not chunk:
+                    break
+                head += chunk
+    except socket.timeout:
+        raise fail(f"answers but says nothing in {timeout:g} s, where a Dask scheduler greets at once "
+                   "(a web server?)") from None
+    except OSError as exc:
+        raise EngineError(f"The Dask scheduler at '{clip(address)}' cannot be reached "
+                          f"({clip(exc.strerror or _reason(exc), 120)}); start it (`dask scheduler`) or leave out "
+                          "--scheduler to use a local cluster.") from None
+    frames, first = struct.unpack("<QQ", head) if len(head) == 16 else (0, 0)
+    if not (1 <= frames <= 64 and first < (64 << 20)):
+        raise fail("answers, but not as a Dask scheduler does")
 
 
 def quiet() -> None:
@@ -1351,7 +1417,7 @@ def table_labels(plan, bound: Bound) -> dict[str, Any]:
 def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping[str, Any] | None, seed: int | None,
              out: str | Path, *, scheduler: str | None = None, partition_rows: int = PARTITION_ROWS, options=None,
              manifest: str | Path | None = None, decision: Mapping[str, Any] | None = None,
-             require=None, bands: Mapping[str, Any] | None = None, risk=None) -> Outcome:
+             require=None, bands: Mapping[str, Any] | None = None, risk=None, overwrite: bool = False) -> Outcome:
     """Sanitize a Parquet dataset on Dask and write the release folder (parts, _manifest.json, _run.json).
 
     The release is the local engine's, record by record, and the part
@@ -1384,8 +1450,9 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
     seed = mechanisms.fresh_seed() if seed is None else mechanisms.check_seed(seed)
     source = open_input(spec, [*qi, sa], options)
     token = uuid.uuid4().hex[:8]
-    with _write.atomic_path(out, folder=True) as tmp, connect(scheduler) as client, \
-            failures(scheduler, partition_rows):
+    # the release folder and a --manifest elsewhere are staged together: both appear or neither
+    with _write.Staging(overwrite) as stage, connect(scheduler) as client, failures(scheduler, partition_rows):
+        tmp = stage.path(out, folder=True)
         stages = {"cluster": time.perf_counter() - t0}
         bound = bind(client, source, sa, qi, options, partition_rows, check_bands(bands, sa, qi))
         stages["read and encode"] = time.perf_counter() - t0 - sum(stages.values())
@@ -1442,6 +1509,7 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         stages["apply, shuffle and write"] = time.perf_counter() - t0 - sum(stages.values())
         published = plan.published_result(tables, totals)
         release = build_release(mech, data, values, seed, published, parts=bounds)
+        release.source["left_out"] = [c for c in source.columns if c not in (sa, *qi)]  # as the local engine says
         if require is not None:
             require(release)
         for name, table in plan.tables.items():
@@ -1461,6 +1529,8 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         if manifest is None:
             (tmp / _write.MANIFEST_NAME).write_bytes(man_bytes)
             written.append(out / _write.MANIFEST_NAME)
+        else:
+            stage.put(manifest, man_bytes, flag="--manifest")
         run = {"engine": "dask", **describe_scheduler(client, scheduler), "partitions": len(bound.pieces),
                "partition_rows": partition_rows,
                "parts": sum(1 for p in written if p.name.startswith("part-")), "rows": bound.n,
@@ -1472,8 +1542,6 @@ def sanitize(spec: str, sa: str, qi: Sequence[str], mechanism: str, raw: Mapping
         if isinstance(table, PartsTable):
             table.folder = out
     if manifest is not None:
-        with _write.atomic_path(manifest) as mtmp:
-            mtmp.write_bytes(man_bytes)
         written.append(Path(manifest))
     return Outcome(release=release, data=data, written=written, run=run)
 

@@ -92,13 +92,16 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
             "rows": data.n,
             "rows_dropped": data.rows_dropped,
             "bands": data.band_specs(),
+            # the table's other columns, not published: the manifest and the CLI say them (issue 24)
+            **({"left_out": [c for c in data.table.columns if c not in (data.sa, *data.qi)]}
+               if data.table is not None else {}),
             "raw_params": {k: v for k, v in values.items() if v is not None},
             **({"read": dict(data.table.read)} if data.table is not None and data.table.read else {}),
         },
         tables=dict(out.tables),
         published=dict(out.published),
         privacy=dict(out.privacy),
-        notes=tuple(out.notes),
+        notes=tuple(data.table.notes if data.table is not None else ()) + tuple(out.notes),
         state=dict(out.state),
         rows_out=rows_out,
         parts=out.parts,

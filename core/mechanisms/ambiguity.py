@@ -80,6 +80,24 @@ CANDIDATES = Param("candidates", "K", "pick() scores this many unpicked records 
                    kind="int", low=1, high=1024, step=1, paper="our choice; the paper's pick() (Fig. 7) scans all")
 
 
+#: presence and association are ratios of float sums: a figure within this of its limit is the limit (the
+#: exact construction reaches β exactly, and floating point may land a few 1e-13 above it)
+TOLERANCE = 1e-12
+
+
+def as_compared(figure: float, limit: float) -> float:
+    """The figure the comparison with ``limit`` used: the limit itself when within :data:`TOLERANCE` of it.
+
+    So a manifest never prints 0.5000000000000004 beside "meets" for β = 1/2
+    (issue 25): what is printed is what was compared, and the tolerance is
+    printed beside it (``comparison_tolerance``).
+
+    >>> as_compared(0.5000000000000004, 0.5), as_compared(0.10000000000067666, 0.1), as_compared(0.11, 0.1)
+    (0.5, 0.1, 0.11)
+    """
+    return float(limit) if abs(figure - float(limit)) <= TOLERANCE else figure
+
+
 def slug(name: str) -> str:
     """A column name made safe for a table (file) name: ``at_<slug>.csv``."""
     s = re.sub(r"[^0-9A-Za-z_-]+", "_", str(name)).strip("_")
@@ -214,15 +232,18 @@ class _Grouped(Mechanism):
                     f"out: at most {bound['max_placeable']:,} records fit in the {bound['groups']:,} groups such "
                     f"blocks allow. Larger α or β place more.")
         sizes = stats["size"]
+        top_presence = float(stats["presence"].max(initial=0.0))
+        top_association = float(stats["association"].max(initial=0.0))
         privacy = {
-            "max_presence": float(stats["presence"].max(initial=0.0)),
-            "max_association": float(stats["association"].max(initial=0.0)),
+            "max_presence": as_compared(top_presence, values["alpha"]),
+            "max_association": as_compared(top_association, values["beta"]),
             **extra_privacy,
             "groups": int(grouping.n_groups),
             "unplaced": info["unplaced"],
             "min_diversity": int(stats["distinct_sa"].min()) if len(stats["distinct_sa"]) else 0,
-            "alpha_met": bool(stats["presence"].max(initial=0.0) <= values["alpha"] + 1e-12),
-            "beta_met": bool(stats["association"].max(initial=0.0) <= values["beta"] + 1e-12),
+            "alpha_met": bool(top_presence <= values["alpha"] + TOLERANCE),
+            "beta_met": bool(top_association <= values["beta"] + TOLERANCE),
+            "comparison_tolerance": TOLERANCE,
         }
         published = {"alpha": values["alpha"], "beta": values["beta"], "groups": int(grouping.n_groups),
                       "group_sizes": {str(int(s)): int(c) for s, c in zip(*np.unique(sizes, return_counts=True))}}
@@ -251,14 +272,15 @@ class _Grouped(Mechanism):
         size = np.asarray(stats["size"], float)
         n_g = len(pres)
         alpha, beta = float(values["alpha"]), float(values["beta"])
-        figures = {"groups": n_g, "max_presence": float(pres.max(initial=0.0)),
-                   "max_association": float(assoc.max(initial=0.0)), "records_published": int(release.rows_out)}
+        figures = {"groups": n_g, "max_presence": as_compared(float(pres.max(initial=0.0)), alpha),
+                   "max_association": as_compared(float(assoc.max(initial=0.0)), beta),
+                   "records_published": int(release.rows_out), "comparison_tolerance": TOLERANCE}
         if self.kind == "priview":
             figures["max_presence_theorem6"] = float(release.privacy.get("max_presence_paper", 0.0))
             figures["max_association_theorem6"] = float(release.privacy.get("max_association_paper", 0.0))
         fails = []
         for name, arr, bound in (("presence", pres, alpha), ("association", assoc, beta)):
-            bad = arr > bound + 1e-12
+            bad = arr > bound + TOLERANCE
             if bad.any():
                 sym = "α" if name == "presence" else "β"
                 fails.append(G.failure(f"{name} ≤ {sym} = {bound:g}" + (" (exact)" if self.kind == "priview" else ""),

@@ -88,7 +88,7 @@ import streamlit as st
 
 from core import samples
 from core.bounds import BOUNDS
-from core.errors import WorkbenchError
+from core.errors import WorkbenchError, clip
 from core.evaluate import WORKLOADS
 from core.mechanisms import MECHANISMS
 
@@ -676,6 +676,28 @@ def clip_echoes(notes: list[str], query: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _folder_missing(name: str, notes: list[str]) -> bool:
+    """Whether a link's data-folder table is not one (missing, ``../``, ``/etc``): said in ``notes``, the table kept.
+
+    Checked when the link is read, so no page opens another table in its
+    place (Home used to fall back to the folder's first table and rewrite
+    the address bar).  A server without a data folder is left to the pages,
+    which say so.
+    """
+    from core.data import folder as _folder
+
+    base = _folder.root()
+    if base is None:
+        return False
+    try:
+        _folder.resolve(base, name)
+    except WorkbenchError as exc:
+        notes.append(f"The link names the data-folder table '{clip(name)}': {str(exc).rstrip('.')}. The current "
+                     "table is kept.")
+        return True
+    return False
+
+
 def restore(query: Mapping[str, Any]) -> list[str]:
     """Load shared state from query parameters; return one note per value that is not used as given.
 
@@ -716,8 +738,9 @@ def restore(query: Mapping[str, Any]) -> list[str]:
             # nothing in a new session holds the uploaded table: Home asks for the same file again
             ss[SOURCE] = "upload"
             ss[WANT_UPLOAD] = {"hash": spec[len(UPLOAD_PREFIX):]}
-        elif spec.startswith(FOLDER_PREFIX) and spec[len(FOLDER_PREFIX):].strip():
-            # opened (or refused in one sentence: no data folder, a name outside it) when a page reads the table
+        elif spec.startswith(FOLDER_PREFIX) and spec[len(FOLDER_PREFIX):].strip() \
+                and not _folder_missing(spec[len(FOLDER_PREFIX):], notes):
+            # opened (or refused in one sentence: no data folder) when a page reads the table
             from core.data import folder as _folder
 
             choice = {"name": spec[len(FOLDER_PREFIX):], "rows": _folder.DEFAULT_SAMPLE_ROWS, "seed": 0}

@@ -1,0 +1,55 @@
+"""Issue 24, item 6: the conftest check fails an unmarked test that uses more than 1 s of CPU, not a marked one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BURN = '''
+import time
+import pytest
+
+
+def _burn(seconds):
+    start = time.process_time()
+    while time.process_time() - start < seconds:
+        pass
+
+
+def test_unmarked_burner():
+    _burn(1.3)
+
+
+@pytest.mark.slow
+def test_marked_burner():
+    _burn(1.3)
+
+
+def test_sleeper():
+    time.sleep(1.5)  # wall time, no CPU: a loaded machine must not fail it
+
+
+def test_quick():
+    assert True
+'''
+
+
+@pytest.mark.slow  # runs pytest in a child on tests that burn 2.6 s of CPU
+def test_the_check_fails_only_the_unmarked_burner(tmp_path):
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_burn.py").write_text(BURN)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n    browser: browser\n")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          timeout=600)
+    out = proc.stdout
+    assert "1 failed, 3 passed" in out, out[-2000:]
+    assert "FAILED test_burn.py::test_unmarked_burner" in out
+    assert "s of CPU (more than 1 s) without @pytest.mark.slow" in out
