@@ -40,9 +40,10 @@ def _block(lang: str) -> str:
 
 
 def guide_command() -> list[str]:
-    line = next(l for l in _block("sh").splitlines() + GUIDE.read_text(encoding="utf-8").splitlines()
-                if l.startswith("streamlit run app.py --server.baseUrlPath"))
-    return shlex.split(line)
+    """The guide's ``.venv/bin/python -m streamlit run app.py --server.baseUrlPath ...`` line, from ``streamlit`` on."""
+    line = next(l for l in GUIDE.read_text(encoding="utf-8").splitlines()
+                if l.startswith(".venv/bin/python -m streamlit run app.py --server.baseUrlPath"))
+    return shlex.split(line)[2:]
 
 
 def test_the_guide_and_the_config_agree_on_path_and_upload_limit():
