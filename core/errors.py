@@ -53,6 +53,15 @@ STATUS_HELP = """exit status:
 ECHO_LIMIT = 80
 
 
+#: a path echoed in a message keeps this many characters: a file name is what the user must find again
+PATH_LIMIT = 400
+
+
+def clip_path(path: object) -> str:
+    """A path as a message echoes it: :func:`clip` with room for a deep folder (:data:`PATH_LIMIT`)."""
+    return clip(str(path), PATH_LIMIT)
+
+
 def clip(value: object, limit: int = ECHO_LIMIT) -> str:
     """User input as it is echoed in a message: one line, at most ``limit`` characters.
 

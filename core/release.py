@@ -26,7 +26,7 @@ from . import __version__
 from . import rng as _rng
 from .data import write as _write
 from .data.write import neutralise  # noqa: F401  (re-exported: the pages and tests import it from here)
-from .errors import DataError, clip
+from .errors import DataError, clip, clip_path
 from .params import format_value
 from .signals import Interrupted, interrupt_on_signals, interrupt_status  # noqa: F401  (the CLI's, re-exported)
 
@@ -309,21 +309,21 @@ def check_outputs(out: str | os.PathLike | None, manifest: str | os.PathLike | N
     files = [Path(p) for p in inputs if p is not None and Path(p).is_file()]
     for src in files:
         if _same(out, src):
-            raise DataError(f"--out '{clip(str(out))}' is the input '{clip(str(src))}'; give the release another "
+            raise DataError(f"--out '{clip_path((out))}' is the input '{clip_path((src))}'; give the release another "
                             "name, so the input is kept.")
         if man is not None and _same(man, src):
             flag = "--manifest" if manifest is not None else "The manifest beside the release,"
-            raise DataError(f"{flag} '{clip(str(man))}' is the input '{clip(str(src))}'; give "
+            raise DataError(f"{flag} '{clip_path((man))}' is the input '{clip_path((src))}'; give "
                             f"{'the manifest' if manifest is not None else 'the release'} another name, so the input "
                             "is kept.")
         if folder and out.is_dir() and _inside(src, out):
-            raise DataError(f"--out '{clip(str(out))}' is the folder holding the input '{clip(str(src))}'; give the "
+            raise DataError(f"--out '{clip_path((out))}' is the folder holding the input '{clip_path((src))}'; give the "
                             "release a new folder, so the input is kept.")
     if man is not None and _same(out, man):
-        raise DataError(f"--out and --manifest both name '{clip(str(out))}'; give the manifest another name (by "
+        raise DataError(f"--out and --manifest both name '{clip_path((out))}'; give the manifest another name (by "
                         f"default it goes beside the release as '{clip(out.stem + '.manifest.json')}').")
     if man is not None and folder and _inside(man, out):
-        raise DataError(f"--manifest '{clip(str(man))}' is inside the release folder '{clip(str(out))}'; leave "
+        raise DataError(f"--manifest '{clip_path((man))}' is inside the release folder '{clip_path((out))}'; leave "
                         f"--manifest out (the folder gets {_write.MANIFEST_NAME}) or put it beside the folder.")
     _write.check_target(out, folder, "--out", overwrite)
     if man is not None:
@@ -353,13 +353,13 @@ def write(release: Release, out: str | Path, manifest: str | Path | None = None,
     """
     out, manifest = check_outputs(out, manifest, inputs=inputs, overwrite=overwrite)
     if len(release.tables) == 1 and out.suffix and out.suffix.lower() not in {".csv", ".parquet", ".pq"}:
-        raise DataError(f"'{clip(str(out))}' does not end in .csv or .parquet; name the release file so, e.g. "
-                        f"'{clip(str(out.with_suffix('.csv')))}', or give a folder name without an extension for a "
+        raise DataError(f"'{clip_path((out))}' does not end in .csv or .parquet; name the release file so, e.g. "
+                        f"'{clip_path((out.with_suffix('.csv')))}', or give a folder name without an extension for a "
                         "Parquet dataset.")
     if len(release.tables) > 1 and out.suffix:
         names = ", ".join(release.tables)
         raise DataError(f"{release.title} publishes several tables ({names}); give --out a folder name without "
-                        f"an extension (e.g. '{clip(str(out.with_suffix('')))}'), not '{clip(out.name)}'.")
+                        f"an extension (e.g. '{clip_path((out.with_suffix('')))}'), not '{clip(out.name)}'.")
     man_bytes = manifest_bytes(release, decision, risk)
     written: list[Path] = []
     with _write.Staging(overwrite) as stage:

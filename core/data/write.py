@@ -43,7 +43,7 @@ from typing import Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..errors import DataError, clip
+from ..errors import DataError, clip, clip_path
 
 #: rows per batch (a Parquet row group; a block of CSV text)
 BATCH_ROWS = 1 << 20
@@ -128,8 +128,8 @@ def check_target(target: Path, folder: bool = False, flag: str = "--out", overwr
     parent = target.parent
     if not parent.is_dir():
         if parent.exists():
-            raise DataError(f"'{clip(str(parent))}' is a file, not a folder; give {flag} a path in a folder that exists.")
-        raise DataError(f"The folder '{clip(str(parent))}' does not exist; create it or give {flag} another path.")
+            raise DataError(f"'{clip_path((parent))}' is a file, not a folder; give {flag} a path in a folder that exists.")
+        raise DataError(f"The folder '{clip_path((parent))}' does not exist; create it or give {flag} another path.")
     try:
         limit = os.pathconf(parent, "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):
@@ -138,19 +138,19 @@ def check_target(target: Path, folder: bool = False, flag: str = "--out", overwr
         raise DataError(f"The name '{clip(target.name)}' is {len(os.fsencode(target.name))} bytes, longer than the "
                         f"{limit} bytes a file name may have here; give {flag} a shorter name.")
     if folder and target.exists() and not target.is_dir():
-        raise DataError(f"'{clip(str(target))}' is a file; give {flag} a folder name (no extension).")
+        raise DataError(f"'{clip_path((target))}' is a file; give {flag} a folder name (no extension).")
     if not folder and target.is_dir():
         what = ("a file name such as 'release.manifest.json'" if flag == "--manifest"
                 else "a file name ending in .csv or .parquet")
-        raise DataError(f"'{clip(str(target))}' is a folder; give {flag} {what}.")
+        raise DataError(f"'{clip_path((target))}' is a folder; give {flag} {what}.")
     if folder and target.is_dir() and not overwrite and not made_here(target):
-        raise DataError(f"The folder '{clip(str(target))}' holds files the workbench did not write; give {flag} a new "
+        raise DataError(f"The folder '{clip_path((target))}' holds files the workbench did not write; give {flag} a new "
                         "or empty folder, or add --overwrite to replace that folder and everything in it.")
 
 
 def fs_error(exc: OSError, target: Path, flag: str = "--out") -> DataError:
     """A file-system error while writing ``target`` as one sentence naming the user's path and what to do."""
-    where = f"'{clip(str(target))}'"
+    where = f"'{clip_path((target))}'"
     code = exc.errno
     if code in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
         text = f"The disk is full: {where} could not be written; free some space or give {flag} a path on another disk."

@@ -73,7 +73,7 @@ def draw(b: Mapping[str, Any], verdict=None) -> None:
     """The risk block as the page shows it: the sentence, and the verdict beside it when they disagree."""
     b = api.beside_verdict(b, verdict)
     if not b.get("measured"):
-        st.warning(f"**Measured risk:** not measured. {md(b.get('why', ''))}")
+        st.caption(f"**Measured risk:** not measured. {md(b.get('why', ''))}")  # said, not a failure
         return
     low, high = b["interval"]
     st.metric("Added risk (95% interval)", f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]", help="What the release teaches an attacker about the "
