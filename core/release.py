@@ -259,6 +259,11 @@ def columns_said(release: Release, proposed: bool) -> list[str]:
     left = release.source.get("left_out")
     if left:
         lines.append(f"columns left out of the release: {', '.join(map(str, left))}")
+    dropped = int(release.source.get("rows_dropped") or 0)
+    if dropped:  # a record not published is counted and said (the manifest's input.rows_dropped_missing)
+        total = dropped + int(release.source["rows"])
+        lines.append(f"rows left out: {dropped:,} of {total:,} have a missing value in the sensitive or a QI "
+                     "column and are not in the release")
     return lines
 
 

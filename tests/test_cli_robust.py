@@ -249,3 +249,26 @@ def test_the_dask_engine_without_qi_takes_the_local_engines_proposal(folder):
     assert dask["qi"] == local["qi"] == ["age", "sex"]
     assert dask["columns_left_out"] == local["columns_left_out"] == ["id"]
     assert "QIs used (proposed; --qi chooses others): age, sex" in out
+
+
+def test_rows_left_out_for_missing_values_are_counted_and_said(tmp_path):
+    """A record not published is counted and said: rows with a missing SA or QI value (the manifest keeps the
+    count as input.rows_dropped_missing)."""
+    import io
+    import json
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from core.cli import main
+
+    data = tmp_path / "t.csv"
+    data.write_text("age,sex,d\n" + "".join(f"{20 + i % 30},{'fm'[i % 2]},{'ab'[i % 3 == 0] if i % 4 else ''}\n"
+                                             for i in range(200)), encoding="utf-8")
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        code = main(["sanitize", str(data), "--sa", "d", "--qi", "age,sex", "--mechanism", "uniform", "--seed", "1",
+                     "--no-risk", "--out", str(tmp_path / "r.csv")])
+    assert code == 0
+    manifest = json.loads((tmp_path / "r.manifest.json").read_text())
+    dropped = manifest["input"]["rows_dropped_missing"]
+    assert dropped == 50
+    assert f"rows left out: {dropped:,} of 200 have a missing value" in out.getvalue()
