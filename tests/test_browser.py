@@ -173,6 +173,9 @@ def test_tradeoffs_map_point_details_and_offline_report(server, browser, tmp_pat
         _idle(page)
         assert page.get_by_text("Choose at least one mechanism").count() == 0, page.inner_text("body")[-1500:]
         page.get_by_role("button", name="Measure every setting").click(timeout=60_000)
+        # the measuring run has ended when the page below the map is drawn (the map streams its points as they are
+        # measured, so a map with points is no sign of the end; the app may not have started its run at the click)
+        page.get_by_text("Click a point on the map to see its measures here.").wait_for(timeout=400_000)
         _idle(page, timeout=400)
         assert page.get_by_text("Choose at least one mechanism").count() == 0, \
             "the mechanism list was lost after the click; the page says: " + page.inner_text("body")[-1500:]
