@@ -179,7 +179,7 @@ except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
 
-jobs, problems = [], []
+jobs, problems, defaulted = [], [], []
 for name in chosen:
     mech = MECHANISMS[name]
     base = state.mech_params(name)
@@ -191,14 +191,22 @@ for name in chosen:
                 values.append(p.parse(item, name))
             except WorkbenchError as exc:
                 problems.append(str(exc))
-        for v in sorted(set(x for x in values if x is not None)):
+        values = sorted(set(x for x in values if x is not None))
+        if not values:  # an empty field: the mechanism's own sweep is measured, and the page says so
+            values = sorted(set(mech.sweep))
+            defaulted.append(f"No value of {p.symbol} was given for {mech.title}; its default values "
+                             f"{', '.join(param_text(v) for v in values)} are measured.")
+        for v in values:
             jobs.append((name, {**base, p.name: v}))
     else:
         jobs.append((name, base))
 for message in problems:
     st.error(md(message))
+for message in defaulted:
+    st.info(md(message))
 if not jobs:
-    st.info("Choose at least one mechanism to put on the map.")
+    st.info("Choose at least one mechanism to put on the map." if not chosen else
+            f"Nothing to measure for the {len(chosen)} mechanisms chosen; check the values swept per mechanism.")
     st.stop()
 
 results = _results(data, data.key)

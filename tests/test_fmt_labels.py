@@ -26,7 +26,7 @@ FMT = Path(__file__).resolve().parent.parent / "pages" / "ui" / "fmt.py"
 #: keys reported by several mechanisms or curves that were read and found to mean the same thing in each
 SAME_MEANING = {
     "T_p", "alpha_met", "beta_met", "diagonal", "off_diagonal", "diversity", "domain", "e", "group_sizes",
-    "groups", "l", "m", "max_association", "max_placeable", "max_posterior", "max_presence", "min_diversity",
+    "comparison_tolerance", "groups", "l", "m", "max_association", "max_placeable", "max_posterior", "max_presence", "min_diversity",
     "mu", "p", "placed", "rho1", "rho2_guaranteed", "share_unchanged", "tables", "unplaced", "unplaced_by_value",
 }
 

@@ -65,7 +65,7 @@ def test_a_mechanism_no_paper_pairs_runs_at_equal_risk(up_report):
 @pytest.mark.slow
 def test_identical_priview_rows_are_merged_and_explained(up_report):
     text = html.unescape(up_report)
-    section = text[text.index(". Risk against utility</h2>"):]
+    section = _without_figure_tables(text[text.index(". Risk against utility</h2>"):])
     title = mechanisms.get("priview").title
     priview_rows = re.findall(rf"<td>{re.escape(title)}</td>\s*<td>(.*?)</td>", section)
     # the setting cell names every parameter the row ran at (construction=paper is part of the setting: the
@@ -76,6 +76,11 @@ def test_identical_priview_rows_are_merged_and_explained(up_report):
     merged = section[section.index("Merged rows."):]
     merged = merged[:merged.index("</p>")]
     assert "construction" not in merged
+
+
+def _without_figure_tables(section: str) -> str:
+    """The section without each figure's own table of numbers (its text alternative, in a <details> block)."""
+    return re.sub(r"<details.*?</details>", "", section, flags=re.S)
 
 
 def _point(mech, lift, small_error, **params):
@@ -101,7 +106,7 @@ def test_a_map_already_measured_is_drawn_as_it_is(small):
     report = build(small, "anatomy", {"l": 3}, 1, ["uniform"], queries=300, records=300,
                    measured=(points, ["Nothing at all: a sentence from the page."]))
     text = html.unescape(report)
-    section = text[text.index(". Risk against utility</h2>"):]
+    section = _without_figure_tables(text[text.index(". Risk against utility</h2>"):])
     rows = re.findall(rf"<td>{re.escape(mechanisms.get('uniform').title)}</td>\s*<td>(.*?)</td>", section)
     assert len(rows) == 2 and rows[0].startswith("p=0.3") and rows[1].startswith("p=0.6")
     assert "Not eligible: Nothing at all: a sentence from the page." in section
