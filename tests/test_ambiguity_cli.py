@@ -9,6 +9,7 @@ import pytest
 from test_cli import ok, run_inprocess
 
 
+@pytest.mark.slow  # near the 1 s CPU mark of tests/conftest.py (the risk and people intervals it now measures)
 def test_ambiguity_sanitize_writes_one_at_per_qi_and_st(tmp_path):
     out = tmp_path / "amb"
     info = json.loads(ok("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "ambiguity",

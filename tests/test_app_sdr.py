@@ -78,6 +78,7 @@ def test_rho1_above_rho2_is_one_clear_error():
     assert len(at.error) == 1 and "rho1 < rho2" in plain(at.error[0].value)
 
 
+@pytest.mark.slow  # near the 1 s CPU mark of tests/conftest.py (the risk and people intervals it now measures)
 def test_hospital_view_shows_many_subtables_above_up():
     at = app(SANITIZE, query={"data": "hospital:20000", "mech": "sdr", "seed": "1"})
     no_exception(at)

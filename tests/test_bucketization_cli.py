@@ -42,6 +42,7 @@ def test_a_file_name_for_two_tables_is_refused(tmp_path):
     assert res.returncode != 0 and "folder" in res.stderr and res.stderr.count("\n") <= 1
 
 
+@pytest.mark.slow  # near the 1 s CPU mark of tests/conftest.py (the risk and people intervals it now measures)
 def test_evaluate_with_the_seed003_workload():
     res = json.loads(ok("evaluate", "adult", "--sensitive", "occupation", "--mechanism", "bucketization",
                         "--workload", "seed003", "--queries", "200", "--seed", "2", "--json"))
