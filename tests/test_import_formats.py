@@ -424,3 +424,35 @@ def test_cli_parquet_with_a_binary_column_is_bad_input_not_an_internal_error(tmp
                              "dx": ["a", "b", "a", "b"]}), latin)
     proc = cli("inspect", latin, "--json")
     assert proc.returncode == 0 and "decoded as latin-1" in proc.stdout
+
+
+def test_the_csv_reader_reads_a_copy_arrow_owns(monkeypatch):
+    """The CSV reader's read-ahead threads must never hold the caller's Python buffer.
+
+    A thread that dropped the last reference to a Python buffer while the
+    interpreter exited took the GIL in a dying interpreter, and the process
+    aborted (exit -6) after printing a bad file's message (seen once in CI on
+    ``inspect ragged.csv``). The race is too rare to catch by running the
+    command, so this checks its cause: the bytes handed to Arrow are a copy
+    in memory Arrow allocated, not a view of the caller's ``bytes``.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pc
+
+    data = b"a,b\n1,2,3\n"
+    given = []
+    original = pc.open_csv
+
+    def spy(source, *args, **kwargs):
+        given.append(source)
+        return original(source, *args, **kwargs)
+
+    monkeypatch.setattr(pc, "open_csv", spy)
+    with pytest.raises(DataError, match="different numbers of fields"):
+        read(data, "ragged.csv")
+    assert given, "the CSV was not read by pyarrow's streaming reader"
+    given[0].seek(0)
+    raw = given[0].read_buffer()
+    assert raw.to_pybytes() == data
+    assert raw.address != np.frombuffer(data, dtype=np.uint8).ctypes.data
+    assert pa.py_buffer(data).address == np.frombuffer(data, dtype=np.uint8).ctypes.data  # a view would match
