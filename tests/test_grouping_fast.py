@@ -87,3 +87,46 @@ def test_adult_groups_same_as_before():
         exact = (data.qi_codes, data.domains, data.sa_codes, data.m, split, alpha, beta, data.n)
         _same(ref.build_exact_groups(*exact, rng=np.random.default_rng(7)),
               amb.build_exact_groups(*exact, rng=np.random.default_rng(7)))
+
+
+def _release_bytes(release):
+    from core.release import manifest_bytes
+
+    cols = {f"{t}/{c}": np.asarray(v).tobytes() for t, tab in release.tables.items() for c, v in tab.columns.items()}
+    return cols, manifest_bytes(release)
+
+
+@pytest.mark.parametrize("construction", ["paper", "exact"])
+def test_priview_groups_kept_between_alphas_give_the_same_release(app_memo, monkeypatch, construction):
+    """PriView's groups are kept between slider moves of alpha within one group size (issue 27): each release is
+    the one made without the memo, byte for byte, and the memo is hit (the second alpha computes nothing)."""
+    from core import mechanisms
+    from core.engine import memo as record_memo
+    from core.table import bind, load_table
+
+    cached, lru, _ = app_memo
+    data = bind(load_table("census:3000"), "occupation", ["age", "sex", "race", "education"])
+    alphas = [0.1, 0.105, 0.11, 0.115]  # ceil(1/alpha): 10, 10, 10, 9
+    calls = []
+    real = amb.build_groups if construction == "paper" else amb._exact_blocks
+    monkeypatch.setattr(amb, real.__name__, lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    with_memo = [mechanisms.sanitize(data, "priview", {"alpha": a, "beta": 0.1, "construction": construction}, 5)
+                 for a in alphas]
+    splits = 1 if construction == "paper" else len(amb.exact_split_candidates(data.domains, data.qi_codes, 0.1))
+    assert len(calls) == splits + (1 if construction == "paper" else
+                                   len(amb.exact_split_candidates(data.domains, data.qi_codes, 0.115)))
+    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)
+    without = [mechanisms.sanitize(data, "priview", {"alpha": a, "beta": 0.1, "construction": construction}, 5)
+               for a in alphas]
+    for x, y in zip(with_memo, without):
+        assert _release_bytes(x) == _release_bytes(y)
+
+
+def test_smallest_size_is_the_first_size_the_presence_test_passes():
+    import math
+
+    for alpha in (0.01, 0.05, 0.1, 0.105, 1 / 7, 0.2, 1 / 3, 0.5, 0.999, 1.0):
+        s = amb._smallest_size(alpha, 1000)
+        log_alpha = math.log(alpha) + amb._TOL
+        assert -np.log(float(s)) <= log_alpha
+        assert s == 1 or not -np.log(float(s - 1)) <= log_alpha

@@ -59,6 +59,7 @@ import math
 
 from . import ambiguity_algorithm as amb
 from .. import guarantee as G
+from ..engine import memo as _memo
 from ..counting import QueryBatch, select
 from ..errors import NotEligible, clip
 from ..params import Param
@@ -214,6 +215,10 @@ class _Grouped(Mechanism):
                     suggestion={"alpha": 1 / present} if present >= 1 else None)
 
     def _groups(self, data: Dataset, values, rng) -> amb.Grouping:
+        if self.kind == "priview":  # the same groups for every alpha of one group size: kept between slider moves
+            return amb.priview_groups(data.qi_codes, data.domains, data.sa_codes, data.m, values["beta"],
+                                      values["alpha"], candidates=values["candidates"], rng=rng,
+                                      memo=_memo.for_data(data))
         return amb.build_groups(data.qi_codes, data.domains, data.sa_codes, data.m, values["beta"],
                                 values["alpha"], kind=self.kind, candidates=values["candidates"], rng=rng)
 
@@ -445,7 +450,8 @@ class PriView(_Grouped):
         for j in splits:
             # every record of a sub-bucket is scored (a window of K placed 16,230 Adult records, the whole 20,260)
             g = amb.build_exact_groups(data.qi_codes, data.domains, data.sa_codes, data.m, j, values["alpha"],
-                                       values["beta"], max(data.n, 1), np.random.default_rng(rng.integers(2**63)))
+                                       values["beta"], max(data.n, 1), np.random.default_rng(rng.integers(2**63)),
+                                       memo=_memo.for_data(data))
             placed = int((g.group >= 0).sum())
             if best is None or placed > best[0]:
                 best = (placed, j, g)

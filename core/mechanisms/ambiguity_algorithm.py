@@ -66,6 +66,7 @@ MECHANISMS.md section 5.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -234,6 +235,48 @@ def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.
     placed_residue = _place_residue(residue, group, n_groups, X, off, D, sa, m, alpha, kind)
     return Grouping(group=group, n_groups=n_groups, residue=len(residue), residue_placed=placed_residue,
                     dissolved=dissolved)
+
+
+def priview_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,
+                   beta: float, alpha: float, candidates: int = 32, rng: np.random.Generator | None = None,
+                   memo=None) -> Grouping:
+    """:func:`build_groups` with ``kind="priview"``, kept in ``memo`` (:mod:`core.engine.memo`) when given.
+
+    PriView's construction reads alpha only through the group size
+    ``max(ceil(1/beta), ceil(1/alpha))`` and the test ``1/|G| <= alpha`` on
+    whole sizes, so two alphas with the same smallest size that passes
+    (:func:`_smallest_size`) and the same ``ceil(1/alpha)`` give the same
+    groups: a slider move of alpha between them reuses the groups (and
+    advances ``rng`` by the same draws, so what is drawn next is unchanged).
+    """
+    rng = np.random.default_rng(rng)
+
+    def build() -> Grouping:
+        return build_groups(qi_codes, domains, sa, m, beta, alpha, kind="priview", candidates=candidates, rng=rng)
+
+    if memo is None:
+        return build()
+    n = len(sa)
+    ran: list[bool] = []
+    key = ("priview/groups", diversity(beta), presence_size(alpha), _smallest_size(alpha, n),
+           max(1, int(candidates)), _rng_state(rng))
+    got = memo(key, lambda: (ran.append(True), build())[1])
+    if not ran:  # the draws build_groups makes: the records' order, then the residue's
+        rng.permutation(n)
+        rng.permutation(got.residue)
+    return got
+
+
+def _smallest_size(alpha: float, n: int) -> int:
+    """The smallest whole size s with PriView's presence test ``-log(s) <= log(alpha) + tolerance`` true
+    (``n + 2`` when none up to ``n + 1`` is), computed with the same expression as :func:`build_groups`."""
+    log_alpha = math.log(alpha) + _TOL
+    s = max(1, min(presence_size(alpha), n + 2))
+    while s > 1 and -np.log(float(s - 1)) <= log_alpha:
+        s -= 1
+    while s <= n + 1 and not -np.log(float(s)) <= log_alpha:
+        s += 1
+    return s
 
 
 def _place_residue(residue, group, G, X, off, D, sa, m, alpha, kind) -> int:
@@ -718,7 +761,7 @@ def priview_records(at_codes: Sequence[np.ndarray], at_gid, st_gid, st_a, st_sa,
 def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,
                        split: int, alpha: float, beta: float, candidates: int = 32,
                        rng: np.random.Generator | None = None, groups: int | None = None,
-                       extend: bool = True) -> Grouping:
+                       extend: bool = True, memo=None) -> Grouping:
     """PriView groups whose *exact* presence and association, read from the published tables, are <= alpha, beta.
 
     A group is a set of *blocks*.  A block is ``L = ceil(1/beta)`` records
@@ -798,16 +841,72 @@ def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], s
     against the paper's 10), and the records no block can take: values of
     a short of L different SA values, copies of an AT pattern beyond the
     groups that can take it.
+
+    ``memo`` (:mod:`core.engine.memo`, bound to the table) keeps steps 1-5
+    between calls: they depend on the table, ``split``, ``ceil(1/beta)``,
+    ``ceil(1/alpha)``, ``candidates``, ``groups``, ``extend`` and the state of
+    ``rng`` only, so a slider move of alpha within one ``ceil(1/alpha)``
+    reuses them (same groups; step 6 is run every time, with the alpha and
+    beta given, and ``rng`` is advanced as the computation would).
     """
     rng = np.random.default_rng(rng)
     sa = np.asarray(sa, dtype=np.int64)
     n = len(sa)
     L, k = diversity(beta), presence_size(alpha)
+
+    def blocks():
+        return _exact_blocks(qi_codes, domains, sa, m, split, L, k, candidates, rng, groups, extend)
+
+    if memo is None:
+        group, G = blocks()
+    else:
+        ran: list[bool] = []
+        key = ("priview/exact-blocks", int(split), L, k, max(1, int(candidates)),
+               None if groups is None else int(groups), bool(extend), _rng_state(rng))
+        group, G = memo(key, lambda: (ran.append(True), blocks())[1])
+        if not ran and n:
+            rng.permutation(n)  # the one draw steps 1-5 make
+        group = group.copy()    # the memo's array stays as computed
+    others = [np.asarray(c, dtype=np.int64) for i, c in enumerate(qi_codes) if i != split]
+    a_codes = np.asarray(qi_codes[split], dtype=np.int64)
+    # step 6: verify the exact measures on the tables as published; dissolve any group above alpha or beta
+    dissolved = 0
+    if G:
+        inside = np.flatnonzero(group >= 0)
+        g = group[inside]
+        oth = [c[inside] for c in others]
+        dom_o = [int(d) for i, d in enumerate(domains) if i != split]
+        n_a = int(domains[split])
+        key, cnt = np.unique((g * n_a + a_codes[inside]) * m + sa[inside], return_counts=True)
+        stats = priview_stats(g, oth, dom_o, key // (n_a * m), (key // m) % n_a, key % m, cnt, n_a, m, G)
+        bad = np.flatnonzero((stats["presence"] > alpha + _TOL) | (stats["association"] > beta + _TOL))
+        if len(bad):
+            dissolved = len(bad)
+            group[np.isin(group, bad)] = -1
+            keep = np.setdiff1d(np.arange(G), bad)
+            remap = np.full(G, -1, dtype=np.int64)
+            remap[keep] = np.arange(len(keep))
+            group[group >= 0] = remap[group[group >= 0]]
+            G = len(keep)
+    placed = int((group >= 0).sum())
+    return Grouping(group=group, n_groups=G, residue=n - placed, residue_placed=0, dissolved=dissolved)
+
+
+def _exact_blocks(qi_codes, domains, sa, m, split, L, k, candidates, rng, groups, extend) -> tuple[np.ndarray, int]:
+    """Steps 1-5 of :func:`build_exact_groups`: the group of every record (-1: none) and the number of groups."""
+    sa = np.asarray(sa, dtype=np.int64)
+    n = len(sa)
     K = max(1, int(candidates))
     a_codes = np.asarray(qi_codes[split], dtype=np.int64)
     others = [np.asarray(c, dtype=np.int64) for i, c in enumerate(qi_codes) if i != split]
     if others and n:
-        _, qid = np.unique(np.stack(others, axis=1), axis=0, return_inverse=True)
+        # the AT patterns numbered in lexicographic order: one mixed-radix key per record when the domains'
+        # product fits (the same numbers as np.unique over the rows, a tenth of the time), else the rows
+        key, known = _pattern_keys(others, [int(dom) for i, dom in enumerate(domains) if i != split])
+        if known:
+            _, qid = np.unique(key, return_inverse=True)
+        else:
+            _, qid = np.unique(np.stack(others, axis=1), axis=0, return_inverse=True)
         qid = qid.ravel().astype(np.int64)
     else:
         qid = np.zeros(n, dtype=np.int64)
@@ -815,7 +914,7 @@ def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], s
     left_of = np.bincount(qid, minlength=P).astype(np.int64)  # unplaced records per AT pattern
     group = np.full(n, -1, dtype=np.int64)
     if n == 0:
-        return Grouping(group=group, n_groups=0, residue=0, residue_placed=0, dissolved=0)
+        return group, 0
     perm = rng.permutation(n)
     order = perm[np.lexsort((sa[perm], a_codes[perm]))]
     cut = np.flatnonzero(np.diff(a_codes[order] * m + sa[order])) + 1
@@ -825,7 +924,7 @@ def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], s
     blocks = {a: _water_fill([len(r) for r in d.values()], L) for a, d in subs.items()}
     G = _water_fill(list(blocks.values()), k) if groups is None else max(0, int(groups))
     if G == 0:
-        return Grouping(group=group, n_groups=0, residue=n, residue_placed=0, dissolved=0)
+        return group, 0
     # step 2: slots, each a-value's in different groups, the emptiest group first
     count = np.zeros(G, dtype=np.int64)
     slots: dict[int, np.ndarray] = {}
@@ -921,27 +1020,12 @@ def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], s
         for recs in members[g].values():
             group[recs] = renum[g]
     G = len(live)
-    # step 6: verify the exact measures on the tables as published; dissolve any group above alpha or beta
-    dissolved = 0
-    if G:
-        inside = np.flatnonzero(group >= 0)
-        g = group[inside]
-        oth = [c[inside] for c in others]
-        dom_o = [int(d) for i, d in enumerate(domains) if i != split]
-        n_a = int(domains[split])
-        key, cnt = np.unique((g * n_a + a_codes[inside]) * m + sa[inside], return_counts=True)
-        stats = priview_stats(g, oth, dom_o, key // (n_a * m), (key // m) % n_a, key % m, cnt, n_a, m, G)
-        bad = np.flatnonzero((stats["presence"] > alpha + _TOL) | (stats["association"] > beta + _TOL))
-        if len(bad):
-            dissolved = len(bad)
-            group[np.isin(group, bad)] = -1
-            keep = np.setdiff1d(np.arange(G), bad)
-            remap = np.full(G, -1, dtype=np.int64)
-            remap[keep] = np.arange(len(keep))
-            group[group >= 0] = remap[group[group >= 0]]
-            G = len(keep)
-    placed = int((group >= 0).sum())
-    return Grouping(group=group, n_groups=G, residue=n - placed, residue_placed=0, dissolved=dissolved)
+    return group, G
+
+
+def _rng_state(rng: np.random.Generator) -> str:
+    """A generator's state as text (part of a memo key: the same state draws the same numbers)."""
+    return json.dumps(rng.bit_generator.state, sort_keys=True, default=str)
 
 
 _NEVER = np.iinfo(np.int64).max
