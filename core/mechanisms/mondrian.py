@@ -471,6 +471,33 @@ def combo_partition(summary: Combos, k: int, l: int) -> tuple[Partition, np.ndar
     return compute() if remember is None else remember(("mondrian/partition", int(k), int(l)), compute)
 
 
+#: (k, l) settings whose groups' counts :func:`group_shares` keeps with the combinations
+SHARES_KEEP = 64
+
+
+def group_shares(summary: Combos, k: int, l: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of the (k, l) partition: the records of its most frequent SA value, and its records (float64).
+
+    What the nearest-setting search reads of a partition (the largest
+    share, whether every group meets a beta).  Kept with the combinations
+    for :data:`SHARES_KEEP` settings (two whole numbers per group, far
+    smaller than the partition, of which only a few are kept): the search
+    tries the same (k, l) on every slider move of beta, and a move that
+    finds them kept does not partition again (Adult: 25 partitions, a
+    second, before).  The figures are the ones counted from the partition.
+    """
+    def compute():
+        part, _ = combo_partition(summary, k, l)
+        counts = np.bincount(part.group * m + summary.sa, weights=summary.count,
+                             minlength=part.n_groups * m).reshape(part.n_groups, m)
+        return counts.max(axis=1), counts.sum(axis=1)
+
+    remember = getattr(summary, "remember", None)
+    if remember is None:
+        return compute()
+    return remember(("mondrian/shares", int(k), int(l), int(m)), compute, keep=SHARES_KEEP)
+
+
 class MondrianPlan(Plan):
     """Mondrian's plan: each QI combination's group id and generalized codes; a record's from its QI combination.
 
@@ -700,10 +727,8 @@ class Mondrian(Mechanism):
             for l in range(l_now, 1, -1):  # ℓ = 1 (β = 1) bounds nothing: never offered
                 if values.get("l") is not None and l != l_now:
                     break  # a given ℓ stays as given: only β moves
-                part, _ = combo_partition(summary, k_now, l)
-                counts = np.bincount(part.group * data.m + summary.sa, weights=summary.count,
-                                     minlength=part.n_groups * data.m).reshape(part.n_groups, data.m)
-                share = float((counts.max(axis=1) / counts.sum(axis=1)).max())
+                top_count, size = group_shares(summary, k_now, l, data.m)
+                share = float((top_count / size).max())
                 beta = round(math.ceil(max(share, float(values["beta"])) / 0.005 - 1e-9) * 0.005, 6)
                 if beta >= 1 or beta in tried:
                     continue
@@ -719,11 +744,8 @@ class Mondrian(Mechanism):
         l = int(values["l"]) if values.get("l") is not None else required_l(beta)
 
         def meets(k: int) -> bool:
-            part, _ = combo_partition(summary, k, l)
-            counts = np.bincount(part.group * data.m + summary.sa, weights=summary.count,
-                                 minlength=part.n_groups * data.m)
-            counts = counts.reshape(part.n_groups, data.m)
-            return bool(np.all(counts.max(axis=1) <= beta * counts.sum(axis=1) + 1e-9))
+            top_count, size = group_shares(summary, k, l, data.m)
+            return bool(np.all(top_count <= beta * size + 1e-9))
 
         k_high = next(p for p in self.params if p.name == "k").high
         lo, hi = int(values["k"]), min(data.n, int(k_high))
