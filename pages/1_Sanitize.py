@@ -146,6 +146,8 @@ with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
     except WorkbenchError as exc:
         st.error(md(exc))
         st.stop()
+# what is measured behind the page (the nearest setting, the risk) starts once the page is drawn
+cached.hold_background()
 if verdict is None and cached.verdict.is_cached(*verdict_args):
     # the search behind the page (this session's earlier rerun, or another session's) finished meanwhile
     verdict = cached.verdict(*verdict_args)
@@ -323,3 +325,4 @@ render = views.find(name)
 if render is not None:
     st.header(f"More about this {mech.title} release")
     render(release, data)
+cached.release_background()

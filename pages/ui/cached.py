@@ -219,6 +219,9 @@ def _session_released(sid: str) -> None:
     can resume; :func:`_close_if_gone` closes it after that.
     """
     _purge(sid)
+    got = _GATES.pop(sid, None)  # nothing of the session waits for a page that is gone
+    if got is not None:
+        got[1].set()
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # called from a script thread (caches cleared): nothing to schedule
@@ -409,6 +412,51 @@ _BACKGROUND_LOCK = threading.Lock()
 _BACKGROUND_POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="workbench-background")
 
 
+#: session id -> (page, gate): what its background computations wait on while that page is drawn
+_GATES: dict[str, tuple[str, threading.Event]] = {}
+#: longest a held computation waits for its page (a run that ends without :func:`release_background`)
+GATE_SECONDS = 10.0
+
+
+def hold_background() -> None:
+    """Computations this session starts behind the page from now on wait until :func:`release_background`.
+
+    The Sanitize page starts the nearest-setting search and the risk
+    measurement halfway down (their fragments poll them), then draws the
+    release's tables, figures and views; on two cores those computations
+    took the interpreter and the processors from the rest of the page
+    while a slider move was being answered.  Held, they start when the page
+    has been drawn.  A run that ends early (a newer run, an error) leaves
+    its gate to the next :func:`hold_background` of the session, which
+    opens it, or to :data:`GATE_SECONDS`.
+    """
+    sid = session_id()
+    old = _GATES.get(sid)
+    if old is not None:
+        old[1].set()
+    _GATES[sid] = (_page(), threading.Event())
+
+
+def release_background() -> None:
+    """Start what :func:`hold_background` held (the page has been drawn)."""
+    got = _GATES.pop(session_id(), None)
+    if got is not None:
+        got[1].set()
+
+
+def _page() -> str:
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return "" if ctx is None else str(ctx.page_script_hash)
+
+
+def _gate() -> threading.Event | None:
+    """The gate held for this session's current page, if any (another page's computations never wait)."""
+    got = _GATES.get(session_id())
+    return got[1] if got is not None and got[0] == _page() else None
+
+
 def in_background(func: Callable, *args) -> Future:
     """Start ``func(*args)`` (a :func:`memo` function) on a background thread; its Future.
 
@@ -423,8 +471,11 @@ def in_background(func: Callable, *args) -> Future:
 
     key = func.key(*args)
     ctx = get_script_run_ctx(suppress_warning=True)
+    gate = _gate()
 
     def run():
+        if gate is not None:  # the page is still being drawn: start when it is (hold_background)
+            gate.wait(GATE_SECONDS)
         if ctx is not None:
             add_script_run_ctx(threading.current_thread(), ctx)
         try:

@@ -109,6 +109,8 @@ def section(args: tuple, verdict=None) -> None:
 
     @st.fragment(run_every=0.5)
     def _poll() -> None:
+        if cached.risk.is_cached(*args) and cached.people.is_cached(*args):
+            st.rerun()  # both measured: the page again, from the cache, without this timer (the page settles)
         if cached.risk.is_cached(*args):
             draw(cached.risk(*args), verdict)
         else:
