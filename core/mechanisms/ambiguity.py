@@ -466,7 +466,10 @@ class PriView(_Grouped):
     def publish(self, data: Dataset, values: Mapping[str, Any], grouping: amb.Grouping, gid: np.ndarray) -> Published:
         """The tables of a given grouping (``gid`` per record, -1 = unplaced), split chosen by loss."""
         G = grouping.n_groups
-        losses = amb.split_losses(data.qi_codes, data.domains, data.sa_codes, data.m, grouping.group, G)
+        losses = grouping.derived.get("split_losses")
+        if losses is None:  # a function of the table and the groups: kept with a grouping that is kept
+            losses = grouping.derived["split_losses"] = amb.split_losses(data.qi_codes, data.domains, data.sa_codes,
+                                                                         data.m, grouping.group, G)
         j = data.qi.index(values["split"]) if values.get("split") else int(np.argmin(losses))
         inside = np.flatnonzero(gid >= 0)
         g = gid[inside]

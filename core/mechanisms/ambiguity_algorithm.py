@@ -111,6 +111,9 @@ class Grouping:
     residue: int          # records left after step 2 (incl. dissolved groups)
     residue_placed: int   # of which step 3 placed
     dissolved: int        # groups that could not reach alpha
+    #: what is computed from the groups alone (PriView's split losses), kept with them: a grouping kept between
+    #: slider moves (:func:`priview_groups`) brings its figures along
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def unplaced(self) -> np.ndarray:
