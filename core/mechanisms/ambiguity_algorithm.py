@@ -858,15 +858,15 @@ def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], s
     L, k = diversity(beta), presence_size(alpha)
 
     def blocks():
-        return _exact_blocks(qi_codes, domains, sa, m, split, L, k, candidates, rng, groups, extend)
+        return (*_exact_blocks(qi_codes, domains, sa, m, split, L, k, candidates, rng, groups, extend), {})
 
     if memo is None:
-        group, G = blocks()
+        group, G, derived = blocks()
     else:
         ran: list[bool] = []
         key = ("priview/exact-blocks", int(split), L, k, max(1, int(candidates)),
                None if groups is None else int(groups), bool(extend), _rng_state(rng))
-        group, G = memo(key, lambda: (ran.append(True), blocks())[1])
+        group, G, derived = memo(key, lambda: (ran.append(True), blocks())[1])
         if not ran and n:
             rng.permutation(n)  # the one draw steps 1-5 make
         group = group.copy()    # the memo's array stays as computed
@@ -892,7 +892,9 @@ def build_exact_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], s
             group[group >= 0] = remap[group[group >= 0]]
             G = len(keep)
     placed = int((group >= 0).sum())
-    return Grouping(group=group, n_groups=G, residue=n - placed, residue_placed=0, dissolved=dissolved)
+    # the groups of steps 1-5, unchanged by step 6, share what is derived from them with the kept ones
+    return Grouping(group=group, n_groups=G, residue=n - placed, residue_placed=0, dissolved=dissolved,
+                    **({"derived": derived} if not dissolved else {}))
 
 
 def _exact_blocks(qi_codes, domains, sa, m, split, L, k, candidates, rng, groups, extend) -> tuple[np.ndarray, int]:
