@@ -162,15 +162,18 @@ def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.
 
     while True:
         # the paper's bucket schedule, on counts: each group takes the `slots` largest buckets
-        rem = remaining.copy()
+        # (in Python on the m counts: a stable sort by count, largest first, ties by value as np.argsort's)
+        rem = remaining.tolist()
+        values = range(len(rem))
         sched = []
-        while len(sched) < batch and np.count_nonzero(rem) >= slots:
-            top = np.argsort(-rem, kind="stable")[:slots]
+        while len(sched) < batch and sum(1 for r in rem if r) >= slots:
+            top = sorted(values, key=lambda v: -rem[v])[:slots]
             sched.append(top)
-            rem[top] -= 1
+            for v in top:
+                rem[v] -= 1
         if not sched:
             break
-        S = np.array(sched)
+        S = np.array(sched, dtype=np.int64)
         B = len(S)
         rows = np.arange(B)
         cand = np.full((B, slots, K), -1, dtype=np.int64)
