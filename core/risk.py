@@ -57,6 +57,8 @@ person out of the release exactly as it does out of the table).
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -511,6 +513,39 @@ def split(n: int, split_seed: int, control_share: float = CONTROL_SHARE) -> tupl
     return np.flatnonzero(~held), np.flatnonzero(held)
 
 
+#: the training part of each table (:func:`training_part`): dataset -> (split seed, train rows, control rows, part)
+_PARTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PARTS_LOCK = threading.Lock()
+
+
+def training_part(data: Dataset, split_seed: int) -> tuple[np.ndarray, np.ndarray, Dataset]:
+    """``(training rows, control rows, the training part as a Dataset)`` of :func:`split`, one per table.
+
+    Every setting measured on a table (a map's sweep, the Sanitize page's
+    slider) is assessed on the same split, so the training part is cut once
+    and the same :class:`core.table.Dataset` object is sanitized each time:
+    what the mechanisms keep per dataset (its combinations, Mondrian's
+    partitions, the app's per-record memos) is then computed once for all the
+    settings instead of once per setting.  Kept beside ``data`` (a weak
+    reference: it goes with the table) for its latest split seed only; the
+    part holds 80% of the table's codes.
+    """
+    with _PARTS_LOCK:
+        got = _PARTS.get(data)
+    if got is not None and got[0] == split_seed:
+        return got[1], got[2], got[3]
+    from .experiments.seed002 import subset
+
+    train_rows, control_rows = split(data.n, split_seed)
+    train = subset(data, train_rows, f"risk-split-{split_seed}")
+    try:
+        with _PARTS_LOCK:
+            _PARTS[data] = (split_seed, train_rows, control_rows, train)
+    except TypeError:  # an object that cannot be weakly referenced: not kept
+        pass
+    return train_rows, control_rows, train
+
+
 def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
            attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> RiskAssessment:
     """The measured risk of the release of ``mechanism`` at ``params`` with ``seed`` on ``data``.
@@ -579,8 +614,6 @@ class Setup:
 def setup(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> Setup:
     """The split, the measurement release, its published rows and the sampled targets (:func:`assess`)."""
-    from .experiments.seed002 import subset
-
     seed = mechanisms.check_seed(seed)
     if isinstance(attacks, bool) or not isinstance(attacks, (int, np.integer)) or attacks < 10:
         raise ParameterError(f"The 'attacks' setting of the risk measurement must be a whole number of at least 10. "
@@ -589,11 +622,10 @@ def setup(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed:
         raise ParameterError(f"The 'split_seed' setting of the risk measurement must be a whole number of at least 0. "
                              f"Got {split_seed!r}.")
     split_seed = int(split_seed)
-    train_rows, control_rows = split(data.n, split_seed)
-    if len(control_rows) < 10:
+    if int(round(data.n * CONTROL_SHARE)) < 10:
         raise NotEligible(f"The table has {data.n:,} records: too few to hold out a control set of at least 10 "
                           "to measure the risk against; load a larger table.")
-    train = subset(data, train_rows, f"risk-split-{split_seed}")
+    train_rows, control_rows, train = training_part(data, split_seed)
     try:
         release = mechanisms.sanitize(train, mechanism, params, seed)
     except WorkbenchError as exc:
@@ -639,6 +671,9 @@ def _prior(release: Release, data: Dataset) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- the record-reading attacker
+#: cells of the (targets x published combinations) distance matrix computed at a time
+_CHUNK_CELLS = 4_000_000
+
 def _key(v) -> str:
     """A label as text, integral floats without ``.0`` (Mondrian writes 37, not 37.0)."""
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
@@ -732,29 +767,56 @@ class RowView:
             best[hit] = pos[hit]
         todo = np.flatnonzero(best < 0)
         C, m = len(counts), data.m
-        # rows per (combination, SA value), as a column-sliceable sparse matrix
-        from scipy import sparse
+        # rows per (combination, SA value): sorted keys ``combination * m + SA`` and their counts
+        pair_key, pair_count = np.unique(combo_of.astype(np.int64) * m + np.asarray(self.sa, np.int64),
+                                         return_counts=True)
 
-        per = sparse.csc_matrix((np.ones(len(self.sa)), (combo_of, np.asarray(self.sa, np.int64))), shape=(C, m))
-        per.sum_duplicates()
+        def rows_holding(combo: np.ndarray, value: np.ndarray) -> np.ndarray:
+            """Published rows of each combination ``combo[i]`` holding SA ``value[i]`` (0 where none)."""
+            if not len(pair_key):
+                return np.zeros(len(combo))
+            k = combo * m + value
+            pos = np.minimum(np.searchsorted(pair_key, k), len(pair_key) - 1)
+            return np.where(pair_key[pos] == k, pair_count[pos], 0).astype(np.float64)
+
         truth = np.asarray(truth, np.int64)
         out = np.zeros(n_t)
         hit = best >= 0
         if hit.any():
-            out[hit] = np.asarray(per[best[hit], truth[hit]]).ravel() / counts[best[hit]]
-        chunk = max(1, 4_000_000 // max(C, 1))
+            out[hit] = rows_holding(best[hit], truth[hit]) / counts[best[hit]]
+        if not len(todo):
+            return out
+        # per QI, the distance term of each value the scanned targets hold to every combination (rows gathered
+        # per chunk, added in QI order as the distance is defined: the same sums bit for bit as adding the
+        # terms computed per pair); a QI whose table would be larger than a chunk is compared per pair
+        terms = []
+        for j in range(d):
+            tv, inv = np.unique(tgt[j][todo], return_inverse=True)
+            if len(tv) * C > _CHUNK_CELLS:
+                terms.append(None)
+            elif numeric[j]:
+                vals, width = scale[j]
+                terms.append((np.abs(vals[tv][:, None] - vals[combo_vals[j]][None, :]) / width, inv.ravel()))
+            else:
+                terms.append(((tv[:, None] != combo_vals[j][None, :]).astype(np.float64), inv.ravel()))
+        chunk = max(1, _CHUNK_CELLS // max(C, 1))
         for s0 in range(0, len(todo), chunk):
             idx = todo[s0:s0 + chunk]
             dist = np.zeros((len(idx), C), np.float64)
             for j in range(d):
-                if numeric[j]:
+                if terms[j] is not None:
+                    table, inv = terms[j]
+                    dist += table[inv[s0:s0 + chunk]]
+                elif numeric[j]:
                     vals, width = scale[j]
                     dist += np.abs(vals[tgt[j][idx]][:, None] - vals[combo_vals[j]][None, :]) / width
                 else:
                     dist += tgt[j][idx][:, None] != combo_vals[j][None, :]
-            tie = dist == dist.min(axis=1, keepdims=True)
-            right = per[:, truth[idx]].T.toarray()  # (targets, C): rows holding each target's own value
-            out[idx] = (tie * right).sum(axis=1) / (tie * counts[None, :]).sum(axis=1)
+            # the nearest combinations of each target (ties: all of them), their rows and those holding its value
+            who, combo = np.nonzero(dist == dist.min(axis=1, keepdims=True))
+            right = np.bincount(who, weights=rows_holding(combo, truth[idx][who]), minlength=len(idx))
+            rows = np.bincount(who, weights=counts[combo].astype(np.float64), minlength=len(idx))
+            out[idx] = right / rows
         return out
 
 
