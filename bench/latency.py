@@ -511,7 +511,7 @@ def table(results: dict) -> str:
     for label, v, target in rows:
         met = "" if target is None or v is None else ("yes" if v <= target else f"no (+{v - target:.2f} s)")
         base = paint_floor if "paint" in label or "first run" in label else fl
-        ratio = "" if v is None or not base or label.startswith("Floor") else f"{v / base:.2f}x"
+        ratio = "" if v is None or not base or label.startswith("Floor") or "CPU" in label else f"{v / base:.2f}x"
         lines.append(f"| {label} | {_fmt(v)} | {'' if target is None else f'≤ {target:.2g}'} | {met} | {ratio} |")
     return "\n".join(lines)
 
