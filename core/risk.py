@@ -56,9 +56,11 @@ person out of the release exactly as it does out of the table).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import threading
 import weakref
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -718,7 +720,8 @@ class RowView:
         published labels are the table's, ``|a - b|`` over the column's range;
         per other QI, 0 if the labels are equal, else 1.  Computed against the
         distinct published QI combinations; a target with an exact match (the
-        smallest distance there is) is looked up, the others scanned in chunks.
+        smallest distance there is) is looked up, the others scanned in chunks
+        (:func:`_nearest`, whose answer is kept for the next release publishing the same combinations).
         """
         d = len(data.qi)
         numeric, pub, tgt, scale, sizes = [], [], [], [], []
@@ -786,38 +789,90 @@ class RowView:
             out[hit] = rows_holding(best[hit], truth[hit]) / counts[best[hit]]
         if not len(todo):
             return out
-        # per QI, the distance term of each value the scanned targets hold to every combination (rows gathered
-        # per chunk, added in QI order as the distance is defined: the same sums bit for bit as adding the
-        # terms computed per pair); a QI whose table would be larger than a chunk is compared per pair
-        terms = []
-        for j in range(d):
-            tv, inv = np.unique(tgt[j][todo], return_inverse=True)
-            if len(tv) * C > _CHUNK_CELLS:
-                terms.append(None)
+        # the nearest combinations of each scanned target (ties: all of them), their rows and those holding its value
+        who, combo = _nearest(combo_vals, [t[todo] for t in tgt], numeric, scale, C)
+        right = np.bincount(who, weights=rows_holding(combo, truth[todo][who]), minlength=len(todo))
+        rows = np.bincount(who, weights=counts[combo].astype(np.float64), minlength=len(todo))
+        out[todo] = right / rows
+        return out
+
+
+#: the nearest combinations of recent target sets (:func:`_nearest`): digest of the inputs -> (targets, combinations)
+_NEAREST: "OrderedDict[bytes, tuple[np.ndarray, np.ndarray]]" = OrderedDict()
+_NEAREST_KEEP = 8
+_NEAREST_LOCK = threading.Lock()
+
+
+def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(target, combination)`` pairs: each target's combinations at the smallest Gower distance (all tied ones).
+
+    ``combo_vals[j]`` / ``tgt[j]``: QI j's code of every published
+    combination / of every target (-1: a value never published); ``scale[j]``
+    the numeric QI's values and range.  The distance is summed in QI order
+    as :meth:`RowView.success` defines it: per QI, a table of the term of
+    each value the targets hold to every combination, rows gathered per chunk
+    of :data:`_CHUNK_CELLS` cells (the same sums bit for bit as adding the
+    terms computed per pair; a QI whose table would be larger than a chunk is
+    computed per pair).
+
+    The pairs depend on the combinations and the targets only, not on the SA
+    published with them, and most record releases of a table publish the
+    same QI combinations (UP, RP, SDR, SPLU-Gen and DBR keep every QI value;
+    only the SA or the order changes), so a map's sweep asks the same
+    question again and again: the latest :data:`_NEAREST_KEEP` answers are
+    kept, keyed by a BLAKE2 digest of every input.
+    """
+    h = hashlib.blake2b(digest_size=32)
+    h.update(np.asarray([C, len(tgt)], np.int64).tobytes())
+    for j, (cv, tv) in enumerate(zip(combo_vals, tgt)):
+        h.update(np.asarray([len(cv), len(tv), bool(numeric[j])], np.int64).tobytes())
+        h.update(np.ascontiguousarray(cv, np.int64).tobytes())
+        h.update(np.ascontiguousarray(tv, np.int64).tobytes())
+        if numeric[j]:
+            vals, width = scale[j]
+            h.update(np.ascontiguousarray(vals, np.float64).tobytes())
+            h.update(np.float64(width).tobytes())
+    key = h.digest()
+    with _NEAREST_LOCK:
+        got = _NEAREST.get(key)
+        if got is not None:
+            _NEAREST.move_to_end(key)
+            return got
+    n = len(tgt[0]) if tgt else 0
+    terms = []
+    for j in range(len(tgt)):
+        tv, inv = np.unique(tgt[j], return_inverse=True)
+        if len(tv) * C > _CHUNK_CELLS:
+            terms.append(None)
+        elif numeric[j]:
+            vals, width = scale[j]
+            terms.append((np.abs(vals[tv][:, None] - vals[combo_vals[j]][None, :]) / width, inv.ravel()))
+        else:
+            terms.append(((tv[:, None] != combo_vals[j][None, :]).astype(np.float64), inv.ravel()))
+    chunk = max(1, _CHUNK_CELLS // max(C, 1))
+    whos, combos = [], []
+    for s0 in range(0, n, chunk):
+        size = min(chunk, n - s0)
+        dist = np.zeros((size, C), np.float64)
+        for j in range(len(tgt)):
+            if terms[j] is not None:
+                table, inv = terms[j]
+                dist += table[inv[s0:s0 + chunk]]
             elif numeric[j]:
                 vals, width = scale[j]
-                terms.append((np.abs(vals[tv][:, None] - vals[combo_vals[j]][None, :]) / width, inv.ravel()))
+                dist += np.abs(vals[tgt[j][s0:s0 + chunk]][:, None] - vals[combo_vals[j]][None, :]) / width
             else:
-                terms.append(((tv[:, None] != combo_vals[j][None, :]).astype(np.float64), inv.ravel()))
-        chunk = max(1, _CHUNK_CELLS // max(C, 1))
-        for s0 in range(0, len(todo), chunk):
-            idx = todo[s0:s0 + chunk]
-            dist = np.zeros((len(idx), C), np.float64)
-            for j in range(d):
-                if terms[j] is not None:
-                    table, inv = terms[j]
-                    dist += table[inv[s0:s0 + chunk]]
-                elif numeric[j]:
-                    vals, width = scale[j]
-                    dist += np.abs(vals[tgt[j][idx]][:, None] - vals[combo_vals[j]][None, :]) / width
-                else:
-                    dist += tgt[j][idx][:, None] != combo_vals[j][None, :]
-            # the nearest combinations of each target (ties: all of them), their rows and those holding its value
-            who, combo = np.nonzero(dist == dist.min(axis=1, keepdims=True))
-            right = np.bincount(who, weights=rows_holding(combo, truth[idx][who]), minlength=len(idx))
-            rows = np.bincount(who, weights=counts[combo].astype(np.float64), minlength=len(idx))
-            out[idx] = right / rows
-        return out
+                dist += tgt[j][s0:s0 + chunk][:, None] != combo_vals[j][None, :]
+        who, combo = np.nonzero(dist == dist.min(axis=1, keepdims=True))
+        whos.append(who + s0)
+        combos.append(combo)
+    got = (np.concatenate(whos) if whos else np.zeros(0, np.int64),
+           np.concatenate(combos) if combos else np.zeros(0, np.int64))
+    with _NEAREST_LOCK:
+        _NEAREST[key] = got
+        while len(_NEAREST) > _NEAREST_KEEP:
+            _NEAREST.popitem(last=False)
+    return got
 
 
 def published_rows(release: Release, data: Dataset, rng: np.random.Generator) -> RowView | None:

@@ -51,6 +51,7 @@ def view_of(data, rows, labels=None):
 def test_the_records_attacker_equals_the_pair_by_pair_definition(monkeypatch, chunk):
     """Exact matches, near matches and ties; whole, chunked and per-pair (a distance table too large) paths."""
     monkeypatch.setattr(risk, "_CHUNK_CELLS", chunk)
+    monkeypatch.setattr(risk, "_NEAREST", risk.OrderedDict())  # computed here, not read from another case
     data = table()
     rng = np.random.default_rng(1)
     published = np.sort(rng.choice(data.n, size=300, replace=False))  # most targets have no exact match
@@ -113,3 +114,23 @@ def test_the_map_measures_with_the_mmap_threshold_raised_and_puts_it_back(monkey
     with lru.many_releases():
         assert calls == [lru.LARGE_MMAP_KB * 1024]
     assert calls == [lru.LARGE_MMAP_KB * 1024, 128 * 1024] and lru._LARGE == [0]
+
+
+def test_the_nearest_rows_kept_for_the_same_combinations_give_each_release_its_own_figures(monkeypatch):
+    """Two releases with the same published QIs and different SAs: the second reuses the nearest combinations
+    (one entry kept) and still scores its own SA values, as the definition does; other QIs: a new entry."""
+    monkeypatch.setattr(risk, "_NEAREST", risk.OrderedDict())
+    data = table(800, seed=7)
+    rng = np.random.default_rng(4)
+    rows = np.sort(rng.choice(data.n, size=150, replace=False))
+    qi = np.stack([c[:100] for c in data.qi_codes], axis=1)
+    truth = data.sa_codes[:100]
+    first = view_of(data, rows)
+    second = risk.RowView(first.labels, first.codes, rng.permutation(first.sa))
+    for view in (first, second):
+        assert np.array_equal(view.success(data, qi, truth), reference_success(view, data, qi, truth))
+    assert len(risk._NEAREST) == 1
+    assert not np.array_equal(first.success(data, qi, truth), second.success(data, qi, truth))
+    other = view_of(data, np.sort(rng.choice(data.n, size=150, replace=False)))
+    assert np.array_equal(other.success(data, qi, truth), reference_success(other, data, qi, truth))
+    assert len(risk._NEAREST) == 2
