@@ -30,8 +30,9 @@ the attribute-inference attackers of :func:`core.risk.assess`:
    quarter the training part's size, and the chance that a predicate matches
    exactly one person depends on how many people there are, so the control
    count is corrected as anonymeter does: the count is measured on seeded
-   subsamples of the control part (10 sizes from 1,000 or the whole to the
-   whole, 5 each), the model ``norm * integral_0^w P(w, n) dw`` with
+   subsamples of the control part (10 sizes from 1,000 to the whole, 5 each;
+   from a fifth of it when it holds fewer than 5,000, where anonymeter's ten
+   equal sizes would make the fit degenerate), the model ``norm * integral_0^w P(w, n) dw`` with
    ``P(w, n) = n w (1 - w)^(n-1)`` (Cohen and Nissim 2020) fitted, and the
    count scaled by ``model(training size) / model(control size)``.
 3. **Risk** = (training success - control success) / (1 - control success),
@@ -374,7 +375,7 @@ def probability_integral(n: float, w_min: float, w_max: float) -> float:
 def size_correction(pairs: tuple[np.ndarray, np.ndarray], n_preds: int, n_rows: int, target_rows: int,
                     rng: np.random.Generator) -> float | None:
     """``model(target_rows) / model(n_rows)``, the model fitted on seeded subsamples (anonymeter's
-    ``fit_correction_term``: 10 sizes from min(1000, n) to n, 5 subsamples each).
+    ``fit_correction_term``: 10 sizes from 1,000 to n, 5 subsamples each; from n / 5 when n < 5,000).
 
     ``pairs``: which rows of the ``n_rows`` control rows satisfy which of the
     ``n_preds`` predicates (:func:`count` with ``pairs``).  None when the fit
@@ -386,7 +387,10 @@ def size_correction(pairs: tuple[np.ndarray, np.ndarray], n_preds: int, n_rows: 
 
     q, r = pairs
     sizes, hits = [], []
-    for size in np.linspace(min(1000, n_rows), n_rows, 10).astype(int):
+    # anonymeter starts at min(1000, n): a control part of 1,000 rows or fewer would give ten equal sizes and a
+    # degenerate fit (which returns about n / target_rows whatever the data); a small one starts at a fifth
+    start = 1000 if n_rows >= 5000 else max(1, n_rows // 5)
+    for size in np.linspace(start, n_rows, 10).astype(int):
         for _ in range(5):
             take = np.zeros(n_rows, bool)
             take[rng.choice(n_rows, size=size, replace=False)] = True
@@ -472,8 +476,8 @@ def clause(block: dict[str, Any] | None) -> str:
     facts = "one of these facts" if k == 1 else f"{k} of these facts"
     figure = f"{block['risk']:.3f} of the possible risk (95% interval {block['interval'][0]:.3f}-{block['interval'][1]:.3f})"
     if not block["predicates"]:
-        return (f"No combination of {facts} isolates a single published row, so the release singles out no one "
-                f"(singling out adds {figure}).")
+        return (f"No combination of {facts} isolates a single published row, so the release singles out no one; "
+                f"singling out adds {figure}.")
     short = "" if block["predicates"] >= block["attacks"] else \
         f"; the rows yield only {block['predicates']:,} such combinations, the other tries fail"
     return (f"Combining {facts} as published, an attacker isolates exactly one person of the table "
