@@ -6,15 +6,30 @@ Usage::
     .venv/bin/python bench/risk.py --skip-1m           # without the 1M-row table
     .venv/bin/python bench/risk.py --anonymeter        # reference figures from anonymeter itself
     .venv/bin/python bench/risk.py --table             # the releases table: verdict, risk, anonymeter, counts
+    .venv/bin/python bench/risk.py --singling-out      # singling-out reference figures from anonymeter itself
 
 **Speed** (targets from the issue): :func:`core.risk.assess` of one release
-on Adult within 1 s and on a 1M-row table (``census:1000000``) within 5 s;
+(attribute inference and singling out) on Adult within 1 s, beside the same
+without singling out and on a 1M-row table (``census:1000000``) within 5 s;
 the risk-utility map of every mechanism's sweep on Adult within 3 s (the
 brief's target for the map's measurement; the issue's 6 s is the page in
 chromium), shown beside the same map without the risk scale.  Each figure is
 the median of ``--repeat`` runs after one warm-up run (the first call of a
 process also imports modules and builds the table's QI index once), as wall
 time and as this process's CPU time (the machine is shared).
+
+**Singling-out reference** (``--singling-out``): anonymeter's
+``SinglingOutEvaluator`` (multivariate, 3 QIs, :data:`SINGLING_ATTACKS`
+predicates, seed 0) on the per-person published QIs of the measurement
+release of each of :data:`SINGLING_REFERENCE`, the training part as ``ori``
+and the control part as ``control``, beside our figure; written to
+``tests/test_risk_singling_anonymeter.json``.  Two changes to anonymeter's
+run, both said in the file: its frames are used as given (anonymeter drops
+duplicate rows; a predicate singles out one *person* here, see
+core/singling_out.py), and its size correction counts the queries that
+single out in each subsample (1.1.0 counts every query there, so its fit is
+flat and the correction comes out as about control size / training size
+whatever the data; anonymeter 1.0 counted the successes).
 
 **Reference** (``--anonymeter``): anonymeter 1.1.0 pins numpy < 1.27, so it
 cannot be installed beside this project's numpy 2; it lives in its own
@@ -339,6 +354,8 @@ def speed(repeat: int, skip_1m: bool, mechanism: str) -> list[tuple[str, float, 
     adult = load_dataset("adult")
     rows.append((f"assess {mechanism}, Adult ({adult.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
                  *_median_time(lambda: risk.assess(adult, mechanism, {}, SEED), repeat), ADULT_TARGET))
+    rows.append((f"  the same without singling out ({risk.DEFAULT_ATTACKS:,} predicates)",
+                 *_median_time(lambda: risk.assess(adult, mechanism, {}, SEED, singling=False), repeat), None))
     if not skip_1m:
         big = load_dataset("census:1000000")
         rows.append((f"assess {mechanism}, census ({big.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
