@@ -219,3 +219,23 @@ def test_report_and_page_cells_show_it():
     na = {**block, "singling_out": {"applicable": False, "why": so.NOT_APPLICABLE}}
     assert so.NOT_APPLICABLE in risk_html(na) and singling_short(na) == so.NOT_APPLICABLE
     assert singling_short({"measured": False}) == "not measured"
+
+
+@pytest.mark.slow
+def test_sanitize_and_compare_pages_show_singling_out(monkeypatch):
+    """Sanitize's risk section: a second figure beside the added risk and the clause in the sentence; Compare:
+    a row per pin, 'not applicable' for Laplace."""
+    from conftest import app, no_exception
+
+    monkeypatch.setenv("WORKBENCH_RISK", "inline")
+    at = app("pages/1_Sanitize.py", query={"mech": "anatomy", "seed": "1"})
+    no_exception(at)
+    value = [m.value for m in at.metric if m.label == "Singling out (95% interval)"]
+    assert value and float(value[0].split()[0]) > 0.9  # the QI table publishes every QI as it is
+    assert any("singling out adds" in md.value for md in at.markdown)
+    pins = ('[{"name":"UP","mechanism":"uniform","params":{},"seed":1},'
+            '{"name":"DP","mechanism":"laplace","params":{},"seed":1}]')
+    at = app("pages/7_Compare.py", query={"mech": "uniform", "seed": "1", "pins": pins})
+    no_exception(at)
+    row = at.table[0].value.loc["singling out (added, 95% interval)"]
+    assert float(row["UP"].split()[0]) > 0.9 and row["DP"] == so.NOT_APPLICABLE
