@@ -273,32 +273,38 @@ for name, mech in MECHANISMS.items():
         cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = str(exc)
     rows.append({"mechanism": mech.title, "parameters": summary(mech.params, values), **cells})
 RISK_COLUMN = "measured risk (added, 95% interval)"
+SINGLING_COLUMN = "singling out (added, 95% interval)"
 
 
-def _risk_cells() -> tuple[dict[str, str], int]:
-    """Each runnable mechanism's measured risk cell (the manifest's figure), and how many are still measuring."""
-    cells, waiting = {}, 0
+def _risk_cells() -> tuple[dict[str, str], int, dict[str, str]]:
+    """Each runnable mechanism's measured risk cell (the manifest's figure), how many are still measuring, and
+    each one's singling-out cell."""
+    cells, waiting, singled = {}, 0, {}
     for title, (args, verdict) in risk_of.items():
         block = uirisk.ready(args)
         waiting += block is None
         if block is None:
-            cells[title] = "measuring…"
+            cells[title] = singled[title] = "measuring…"
         else:
+            singled[title] = uirisk.singling_short(block)
             block = api.beside_verdict(block, verdict)
             cells[title] = uirisk.short(block) + (f" — {block['beside_verdict']}"
                                                   if "agrees" not in block.get("beside_verdict", "agrees") else "")
-    return cells, waiting
+    return cells, waiting, singled
 
 
 def _verdict_table() -> None:
-    cells, waiting = _risk_cells()
-    frame = pd.DataFrame([{**r, RISK_COLUMN: cells.get(r["mechanism"], "–" if checked else "not checked yet")}
+    cells, waiting, singled = _risk_cells()
+    frame = pd.DataFrame([{**r, RISK_COLUMN: cells.get(r["mechanism"], "–" if checked else "not checked yet"),
+                           SINGLING_COLUMN: singled.get(r["mechanism"], "–" if checked else "not checked yet")}
                           for r in rows]).set_index("mechanism")
     st.table(frame)
     st.caption("Measured risk: what an attacker who knows a person's QIs learns of their sensitive value from "
                "the release beyond what it teaches about people held out of it (0 nothing, 1 everything), "
                "the same scale for every mechanism (docs/risk.md); where it disagrees with the verdict the cell "
-               "says so." + (f" Measuring {waiting} of {len(risk_of)}…" if waiting else ""))
+               "says so. Singling out: how often a combination of QI values read off the published rows "
+               "isolates one person of the table beyond one not in it; shown beside the added risk, not part of "
+               "it." + (f" Measuring {waiting} of {len(risk_of)}…" if waiting else ""))
     if not waiting and ss.get("wb_home_risk_polling"):
         ss["wb_home_risk_polling"] = False
         st.rerun()  # every figure is in: one full run draws the table without polling

@@ -33,7 +33,7 @@ def test_renders_adult_by_default():
     verdicts = verdict_table(at)
     assert len(verdicts) == len(MECHANISMS)
     assert list(verdicts.columns) == ["parameters", "cannot run", "runs but fails", "meets",
-                                      "measured risk (added, 95% interval)"]
+                                      "measured risk (added, 95% interval)", "singling out (added, 95% interval)"]
     # the suite turns the risk measurement off (tests/conftest.py): the column says so, never a silent gap
     assert (verdicts["measured risk (added, 95% interval)"] == "not measured").all()
     # every mechanism runs on Adult at its defaults, but three do not meet their own guarantee (issue 13 §1)
@@ -244,5 +244,8 @@ def test_every_verdict_on_home_carries_its_measured_risk(monkeypatch):
     assert all(cell.split()[0].replace(".", "", 1).isdigit() for cell in risk), risk.to_dict()
     rp = risk[MECHANISMS["reconstruction"].title]
     assert "but its measured risk" in rp
+    singled = verdict_table(at)["singling out (added, 95% interval)"]
+    assert singled[MECHANISMS["laplace"].title] == "not applicable: the release publishes no records"
+    assert float(singled[MECHANISMS["uniform"].title].split()[0]) > 0.9
     low, high = (float(x) for x in rp.split("[")[1].split("]")[0].split("-"))
     assert 0 <= low <= float(rp.split()[0]) <= high <= 1
