@@ -394,16 +394,17 @@ class RiskAssessment:
     issue is silent): every mechanism here that publishes rows per person
     publishes each person's QI values as they are (UP, RP, SDR, SPLU-Gen, DBR,
     Anatomy, bucketization; PriView all QIs but one), so their singling-out
-    risk is the same for every setting (near 1 on Adult) while Mondrian's is 0
-    at every k.  Taking the largest of the attacks would put every setting of
-    seven mechanisms at that one figure: the scale could no longer tell a
+    risk is the same for every setting (0.998 on Adult) while Mondrian's is 0
+    at every k >= 2.  Taking the largest of the attacks would put every setting
+    of seven mechanisms at that one figure: the scale could no longer tell a
     setting from another, and the sliders a steward moves would not move it.
     Singling out answers "does the release isolate a person?", which the
     choice of mechanism (which QIs it publishes), not the setting, decides;
-    it is shown in its own sentence wherever the signed figure is.  ``split`` records how the
-    measurement release was made: ``{"seed", "control_share", "train",
-    "control"}``; ``measurement_seed`` is the seed it was sanitized with (the
-    release's own).
+    it is shown in its own sentence wherever the signed figure is.
+
+    ``split`` records how the measurement release was made: ``{"seed",
+    "control_share", "train", "control"}``; ``measurement_seed`` is the seed
+    it was sanitized with (the release's own).
     """
 
     mechanism: str

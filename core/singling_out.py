@@ -366,8 +366,10 @@ def random_predicates(release: np.ndarray, space: Columns, n: int, n_cols: int,
 def probability_integral(n: float, w_min: float, w_max: float) -> float:
     """``integral_{w_min}^{w_max} n w (1 - w)^(n-1) dw``: anonymeter's ``singling_out_probability_integral``.
 
-    >>> round(probability_integral(1000, 0.0, 1.0), 6) == round(1000 / 1001, 6)
-    True
+    Over every weight it is 1 / (n + 1):
+
+    >>> round(probability_integral(1000, 0.0, 1.0) * 1001, 9)
+    1.0
     """
     return ((n * w_min + 1) * (1 - w_min) ** n - (n * w_max + 1) * (1 - w_max) ** n) / (n + 1)
 
