@@ -2,7 +2,7 @@
 
 The attack of anonymeter's ``SinglingOutEvaluator`` (Giomi et al., "A
 Unified Framework for Quantifying Privacy Risk in Synthetic Data", PETS
-2023, §3.1; anonymeter 1.1.0, ``evaluators/singling_out_evaluator.py``),
+2023; anonymeter 1.1.0, ``evaluators/singling_out_evaluator.py``),
 re-implemented on the workbench's code arrays, against the same split as
 the attribute-inference attackers of :func:`core.risk.assess`:
 
@@ -11,13 +11,17 @@ the attribute-inference attackers of :func:`core.risk.assess`:
    the published rows with the QIs they publish) and builds ``attacks``
    distinct predicates that each match exactly one published row, seeded:
 
-   * *multivariate* (the default, anonymeter's too): a published row drawn
-     at random and ``n_cols`` of its QIs drawn at random (3, or every QI of a
-     table with fewer); a categorical QI gives ``QI == its value``, a numeric
-     one ``QI >= value`` if the value is above the column's median in the
-     release, else ``QI <= value`` (anonymeter's "query for more extreme
-     values").  Drawn until ``attacks`` distinct predicates single out a
-     published row, or :data:`MAX_ATTEMPTS_PER_ATTACK` per attack were drawn.
+   * *multivariate* (the default, anonymeter's too): a published row and
+     ``n_cols`` of its QIs (3, or every QI of a table with fewer); a
+     categorical QI gives ``QI == its value``, a numeric one ``QI >= value``
+     if the value is above the column's median in the release, else
+     ``QI <= value`` (anonymeter's "query for more extreme values").  Every
+     such predicate that matches exactly one published row is found
+     (:func:`multivariate`) and ``attacks`` of them drawn at random (all if
+     there are fewer).  With more than 10 QIs, the predicates come from a
+     seeded sample of :data:`MAX_COLUMN_SETS` sets of columns (anonymeter
+     draws the columns afresh for every predicate; counting every set of a
+     wide table would take too long).
    * *univariate*: ``QI == v`` for a value held by exactly one published row,
      and ``QI <= min`` / ``QI >= max`` of a numeric QI, in a seeded order,
      the first ``attacks`` that single out a published row.
@@ -30,9 +34,8 @@ the attribute-inference attackers of :func:`core.risk.assess`:
    quarter the training part's size, and the chance that a predicate matches
    exactly one person depends on how many people there are, so the control
    count is corrected as anonymeter does: the count is measured on seeded
-   subsamples of the control part (10 sizes from 1,000 to the whole, 5 each;
-   from a fifth of it when it holds fewer than 5,000, where anonymeter's ten
-   equal sizes would make the fit degenerate), the model ``norm * integral_0^w P(w, n) dw`` with
+   subsamples of the control part (10 sizes from 1,000 to the whole, 5
+   each), the model ``norm * integral_0^w P(w', n) dw'`` with
    ``P(w, n) = n w (1 - w)^(n-1)`` (Cohen and Nissim 2020) fitted, and the
    count scaled by ``model(training size) / model(control size)``.
 3. **Risk** = (training success - control success) / (1 - control success),
@@ -52,13 +55,18 @@ Where anonymeter differs, on purpose:
   frames as given (``bench/risk.py --singling-out``).
 * a published label that is not one of the table's (Mondrian's ``[17, 24]``)
   is matched by text, as anonymeter's string comparison does: it matches no
-  person.  No predicate from such a release singles a row out anyway (each
-  generalized group holds at least k rows, and a predicate on the QIs
-  matches whole groups).
-* the multivariate draw only considers published rows whose QI values are
-  unique in the release (a predicate on the QIs cannot isolate a row that
-  shares all of them with another): the same predicates, in distribution,
-  without the wasted attempts.
+  person.  No predicate from such a release singles a row out anyway when
+  k >= 2 (each generalized group holds at least k rows, and a predicate on
+  the QIs matches whole groups); at k = 1 this undercounts.
+* anonymeter draws (row, columns) at random and keeps the new isolating
+  predicates until it has ``attacks`` (or 10M draws): the predicates it keeps
+  are a uniform random choice among the isolating ones.  Here all of them are
+  counted and the choice made directly: the same predicates in distribution,
+  in a fixed time, and the number available is known (with more than 10 QIs,
+  among a sample of the sets of columns, above).
+* the size correction starts at a fifth of a control part of fewer than 5,000
+  rows (anonymeter's ten sizes from min(1,000, n) to n would all be equal
+  there and the fit degenerate).
 
 Not applicable where the release publishes no row per person (Ambiguity: one
 table of distinct values per QI and group; Laplace: answers only).
@@ -76,6 +84,9 @@ import numpy as np
 N_COLS = 3
 MODES = ("multivariate", "univariate")
 DEFAULT_MODE = "multivariate"
+#: the most sets of ``n_cols`` QIs the multivariate predicates are drawn from (C(10, 3) = 120: a table of
+#: more QIs has its sets sampled, seeded; every set is used on Adult's 7 QIs, C(7, 3) = 35)
+MAX_COLUMN_SETS = 120
 #: the last element of the seed of the predicates (after the release's seed and the split seed)
 SEED_TAG = 0x5106
 #: the sentence of a release without a row per person
@@ -119,6 +130,7 @@ class Predicates:
         out = []
         for j, op, code in zip(self.cols[q], self.ops[q], self.codes[q]):
             lab = labels[j][code] if code < len(labels[j]) else "(a published label)"
+            lab = lab.item() if isinstance(lab, np.generic) else lab
             out.append(f"{space.names[j]} {_OP_TEXT[op]} {lab!r}")
         return " & ".join(out)
 
@@ -263,6 +275,8 @@ def multivariate(release: np.ndarray, space: Columns, n: int, n_cols: int,
     med = _medians(release, space)
     found_rows, found_sets = [], []
     sets = list(combinations(range(d), c))
+    if len(sets) > MAX_COLUMN_SETS:  # many QIs: a seeded sample of the sets of columns (said in the docstring)
+        sets = [sets[i] for i in np.sort(rng.choice(len(sets), MAX_COLUMN_SETS, replace=False))]
     for s_i, cols in enumerate(sets):
         codes = release[alone][:, cols]
         ops = np.full(codes.shape, EQ, np.int64)

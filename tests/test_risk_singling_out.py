@@ -239,3 +239,16 @@ def test_sanitize_and_compare_pages_show_singling_out(monkeypatch):
     no_exception(at)
     row = at.table[0].value.loc["singling out (added, 95% interval)"]
     assert float(row["UP"].split()[0]) > 0.9 and row["DP"] == so.NOT_APPLICABLE
+
+
+def test_a_wide_table_draws_from_a_seeded_sample_of_column_sets():
+    rng = np.random.default_rng(3)
+    d = 12  # C(12, 3) = 220 sets of three QIs
+    space = _space(d, (4,) * d)
+    rows = rng.integers(0, 4, (500, d))
+    preds, available = so.multivariate(rows, space, 10_000, 3, np.random.default_rng(0))
+    used = {tuple(c) for c in preds.cols}
+    assert 0 < len(used) <= so.MAX_COLUMN_SETS < 220 and available == len(preds)
+    again, _ = so.multivariate(rows, space, 10_000, 3, np.random.default_rng(0))
+    np.testing.assert_array_equal(again.codes, preds.codes)  # same seed, same predicates
+    assert (so.count(rows, preds, space) == 1).all()
