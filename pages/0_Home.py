@@ -164,7 +164,7 @@ except uidata.TableProblem as exc:
 # ------------------------------------------------------------------ columns
 st.header("2. Choose the sensitive attribute and the QI columns")
 columns = table.columns
-table_id = f"{table.name}|{table.content_hash}"
+table_id = f"{table.name}|{table.key}"
 if ss.get("_w_cols_for") != table_id:
     ss.pop("w_sa", None)
     ss.pop("w_qi", None)
@@ -204,7 +204,7 @@ if not qi:
     st.warning("Choose at least one QI column: queries select records by their QI values.")
     st.stop()
 try:
-    data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands))
+    data = cached.dataset(table, table.key, sa, tuple(qi), cached.band_items(bands))
 except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
