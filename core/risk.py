@@ -69,6 +69,7 @@ from . import mechanisms
 from .counting import QueryBatch
 from .errors import NotEligible, ParameterError, WorkbenchError
 from .evaluate import Evaluation, evaluate_release
+from .rates import Rate, residual  # noqa: F401  (anonymeter's rates, shared with core.singling_out)
 from .release import Release, jsonable
 from .table import Dataset
 from .workload import Workload
@@ -318,51 +319,9 @@ DEFAULT_ATTACKS = 1000
 DEFAULT_SPLIT_SEED = 0
 #: confidence level of every interval
 CONFIDENCE = 0.95
-_Z = 1.959963984540054  # the 97.5% normal quantile (scipy.stats.norm.ppf(0.975))
 #: risk figures a reader can call high / low when no other setting is at hand (:func:`reconcile`)
 HIGH_RISK = 0.10
 LOW_RISK = 0.02
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A success rate as anonymeter states it: Wilson score centre and half-width at 95%.
-
-    >>> r = Rate.of(1000, 276)
-    >>> round(r.share, 3), round(r.value, 4), round(r.error, 4)
-    (0.276, 0.2769, 0.0277)
-    """
-
-    n: int
-    k: float  # successes (a sum of chances of success for the record-reading attacker)
-    value: float  # Wilson centre
-    error: float  # half-width
-
-    @property
-    def share(self) -> float:
-        return self.k / self.n if self.n else float("nan")
-
-    @classmethod
-    def of(cls, n: int, k: int) -> "Rate":
-        # anonymeter.stats.confidence.success_rate (Wilson 1927)
-        z2 = _Z * _Z
-        var = k * (n - k) / n if n else 0.0
-        den = n + z2
-        return cls(int(n), float(k), (k + 0.5 * z2) / den, (_Z / den) * math.sqrt(var + 0.25 * z2))
-
-
-def residual(attack: Rate, control: Rate) -> tuple[float, float, float]:
-    """``(risk, low, high)``: (attack - control) / (1 - control), error propagated, clipped to [0, 1].
-
-    anonymeter's ``residual_success`` and ``bind_value`` (stats/confidence.py).
-    """
-    a, c = attack.value, control.value
-    if c >= 1.0:
-        return float("nan"), 0.0, 1.0
-    value = (a - c) / (1.0 - c)
-    err = math.hypot(attack.error / abs(1.0 - c), control.error * (a - 1.0) / (1.0 - c) ** 2)
-    clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
-    return clip(value), clip(value - err), clip(value + err)
 
 
 @dataclass(frozen=True)

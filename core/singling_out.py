@@ -39,7 +39,7 @@ the attribute-inference attackers of :func:`core.risk.assess`:
    ``P(w, n) = n w (1 - w)^(n-1)`` (Cohen and Nissim 2020) fitted, and the
    count scaled by ``model(training size) / model(control size)``.
 3. **Risk** = (training success - control success) / (1 - control success),
-   with anonymeter's 95% interval (:func:`core.risk.residual`).  The baseline
+   with anonymeter's 95% interval (:func:`core.rates.residual`).  The baseline
    (not in the risk): as many random predicates (random QIs, values and
    operators, ``==``/``!=`` on categories and any comparison on numbers)
    scored on the training part.
@@ -79,6 +79,8 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
+
+from .rates import Rate, residual
 
 #: anonymeter's default number of QIs per multivariate predicate
 N_COLS = 3
@@ -509,8 +511,6 @@ def attack(release: np.ndarray, train: np.ndarray, control: np.ndarray, space: C
     See the module docstring for the steps; ``seed`` seeds the predicates,
     the baseline and the correction's subsamples.
     """
-    from .risk import Rate, residual
-
     if mode not in MODES:
         raise ValueError(f"The singling-out mode must be one of {', '.join(MODES)}. Got {mode!r}.")
     rng = np.random.default_rng(list(seed))
@@ -538,6 +538,13 @@ def attack(release: np.ndarray, train: np.ndarray, control: np.ndarray, space: C
 
 
 # ---------------------------------------------------------------------- a release's per-person table
+def _key(v) -> str:
+    """A label as text, integral floats without ``.0`` (as core.risk reads published labels: 37, not 37.0)."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v)
+
+
 def published_qis(release, data) -> tuple[np.ndarray, list[int], Columns] | None:
     """The release's per-person rows on the QIs it publishes, in the table's code space.
 
@@ -545,7 +552,6 @@ def published_qis(release, data) -> tuple[np.ndarray, list[int], Columns] | None
     publishes no row per person (its ``record_table`` is None).
     """
     from .mechanisms import get
-    from .risk import _key
 
     name = get(release.mechanism).record_table
     if name is None:
