@@ -824,7 +824,8 @@ def risk_block(data: Dataset, setting, verdict=None) -> dict[str, Any]:
     :func:`core.risk.assess` attacks a measurement release of a seeded 80%
     of the table and scores each attacker against the held-out 20%; the
     block holds its figures (risk, 95% interval, split, attacks,
-    measurement seed), ``sentence`` (the plain-language figure) and
+    measurement seed; ``singling_out``: :mod:`core.singling_out`'s N,
+    mode, seed and figures, or why it does not apply), ``sentence`` (the plain-language figure) and
     ``beside_verdict`` (one sentence setting the verdict and the risk side
     by side, :func:`core.risk.reconcile`).  A table of more than
     :data:`RISK_ROWS` records, or one the measurement cannot run on, gets
