@@ -487,18 +487,28 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
     if dropped:
         chosen = chosen.loc[keep]
     sa_col = encode(chosen[sa], sa)
+    _check_sa(sa, sa_col)
+    qis = [encode(bands[c].apply(chosen[c]) if c in bands else chosen[c], c) for c in qi]
+    return _dataset(table, sa, qi, sa_col, qis, dropped, row_index, bands)
+
+
+def _check_sa(sa: str, sa_col: Column) -> None:
+    """The SA must have two values or more, and not one per row (an identifier): both binders' check."""
     if sa_col.size < 2:
         raise DataError(
             f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_col.labels[0])}'); "
             "there is nothing to protect; choose another column."
         )
-    n = len(chosen)
+    n = len(sa_col.codes)
     if n >= 20 and sa_col.size == n:
         raise DataError(
             f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
             "not a sensitive attribute; choose another column."
         )
-    qis = [encode(bands[c].apply(chosen[c]) if c in bands else chosen[c], c) for c in qi]
+
+
+def _dataset(table: Table, sa: str, qi: Sequence[str], sa_col: Column, qis: Sequence[Column], dropped: int,
+             row_index: np.ndarray | None, bands: Mapping[str, Any]) -> Dataset:
     return Dataset(
         name=table.name,
         content_hash=table.content_hash,
@@ -597,33 +607,8 @@ def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
             out[c] = Column(name=c, codes=narrow(codes, len(labels)), labels=labels, numeric=numeric)
         del codes
     sa_col = out[sa]
-    if sa_col.size < 2:
-        raise DataError(
-            f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_col.labels[0])}'); "
-            "there is nothing to protect; choose another column."
-        )
-    n = len(sa_col.codes)
-    if n >= 20 and sa_col.size == n:
-        raise DataError(
-            f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
-            "not a sensitive attribute; choose another column."
-        )
-    qis = [out[c] for c in qi]
-    return Dataset(
-        name=table.name,
-        content_hash=table.content_hash,
-        sa=sa,
-        qi=tuple(qi),
-        sa_codes=sa_col.codes,
-        sa_labels=sa_col.labels,
-        qi_codes=tuple(c.codes for c in qis),
-        qi_labels=tuple(c.labels for c in qis),
-        qi_numeric=tuple(c.numeric for c in qis),
-        rows_dropped=dropped,
-        table=table,
-        row_index=row_index,
-        bands=tuple(bands[c] for c in qi if c in bands),
-    )
+    _check_sa(sa, sa_col)
+    return _dataset(table, sa, qi, sa_col, [out[c] for c in qi], dropped, row_index, bands)
 
 
 def check_choice(sa: str, qi: Sequence[str]) -> tuple[str, ...]:

@@ -162,6 +162,8 @@ except uidata.TableProblem as exc:
     st.stop()
 
 # ------------------------------------------------------------------ columns
+#: the SA, QIs and bands last chosen per table in this session (``{table id: (sa, qis, bands)}``)
+COLUMNS_BY_TABLE = "wb_columns_by_table"
 st.header("2. Choose the sensitive attribute and the QI columns")
 columns = table.columns
 table_id = f"{table.name}|{table.key}"
@@ -171,8 +173,11 @@ if ss.get("_w_cols_for") != table_id:
     for key in [k for k in ss if isinstance(k, str) and k.startswith("w_band_")]:
         del ss[key]  # the band pickers are drawn again from wb_bands
     if ss.get("_w_cols_for") is not None:
-        # another table chosen here: its own proposal and no bands, not the previous table's where they fit
-        ss[state.SA], ss[state.QI], ss[state.BANDS] = None, None, {}
+        # another table chosen here: the columns and bands last chosen on it in this session (so coming back to
+        # a table brings back its pins and decision, which belong to those columns), else its own proposal
+        # and no bands, not the previous table's where they fit
+        sa_, qi_, bands_ = ss.get(COLUMNS_BY_TABLE, {}).get(table_id, (None, None, {}))
+        ss[state.SA], ss[state.QI], ss[state.BANDS] = sa_, qi_, dict(bands_)
     ss["_w_cols_for"] = table_id
 sa0, qi0 = uidata.columns_for(table)
 proposal = uidata.proposal(table)
@@ -197,6 +202,7 @@ with c2:
 uicols.reasons_table(proposal)
 uicols.identifier_warnings(table, proposal, sa, tuple(qi))
 bands = uicols.band_picker(table, tuple(qi), proposal.bandable if proposal is not None else ())
+ss.setdefault(COLUMNS_BY_TABLE, {})[table_id] = (sa, tuple(qi), dict(bands or {}))
 ui.sidebar_status()
 state.sync_url()
 
