@@ -162,17 +162,22 @@ except uidata.TableProblem as exc:
     st.stop()
 
 # ------------------------------------------------------------------ columns
+#: the SA, QIs and bands last chosen per table in this session (``{table id: (sa, qis, bands)}``)
+COLUMNS_BY_TABLE = "wb_columns_by_table"
 st.header("2. Choose the sensitive attribute and the QI columns")
 columns = table.columns
-table_id = f"{table.name}|{table.content_hash}"
+table_id = f"{table.name}|{table.key}"
 if ss.get("_w_cols_for") != table_id:
     ss.pop("w_sa", None)
     ss.pop("w_qi", None)
     for key in [k for k in ss if isinstance(k, str) and k.startswith("w_band_")]:
         del ss[key]  # the band pickers are drawn again from wb_bands
     if ss.get("_w_cols_for") is not None:
-        # another table chosen here: its own proposal and no bands, not the previous table's where they fit
-        ss[state.SA], ss[state.QI], ss[state.BANDS] = None, None, {}
+        # another table chosen here: the columns and bands last chosen on it in this session (so coming back to
+        # a table brings back its pins and decision, which belong to those columns), else its own proposal
+        # and no bands, not the previous table's where they fit
+        sa_, qi_, bands_ = ss.get(COLUMNS_BY_TABLE, {}).get(table_id, (None, None, {}))
+        ss[state.SA], ss[state.QI], ss[state.BANDS] = sa_, qi_, dict(bands_)
     ss["_w_cols_for"] = table_id
 sa0, qi0 = uidata.columns_for(table)
 proposal = uidata.proposal(table)
@@ -197,6 +202,7 @@ with c2:
 uicols.reasons_table(proposal)
 uicols.identifier_warnings(table, proposal, sa, tuple(qi))
 bands = uicols.band_picker(table, tuple(qi), proposal.bandable if proposal is not None else ())
+ss.setdefault(COLUMNS_BY_TABLE, {})[table_id] = (sa, tuple(qi), dict(bands or {}))
 ui.sidebar_status()
 state.sync_url()
 
@@ -204,7 +210,7 @@ if not qi:
     st.warning("Choose at least one QI column: queries select records by their QI values.")
     st.stop()
 try:
-    data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands))
+    data = cached.dataset(table, table.key, sa, tuple(qi), cached.band_items(bands))
 except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
@@ -273,32 +279,38 @@ for name, mech in MECHANISMS.items():
         cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = str(exc)
     rows.append({"mechanism": mech.title, "parameters": summary(mech.params, values), **cells})
 RISK_COLUMN = "measured risk (added, 95% interval)"
+SINGLING_COLUMN = "singling out (added, 95% interval)"
 
 
-def _risk_cells() -> tuple[dict[str, str], int]:
-    """Each runnable mechanism's measured risk cell (the manifest's figure), and how many are still measuring."""
-    cells, waiting = {}, 0
+def _risk_cells() -> tuple[dict[str, str], int, dict[str, str]]:
+    """Each runnable mechanism's measured risk cell (the manifest's figure), how many are still measuring, and
+    each one's singling-out cell."""
+    cells, waiting, singled = {}, 0, {}
     for title, (args, verdict) in risk_of.items():
         block = uirisk.ready(args)
         waiting += block is None
         if block is None:
-            cells[title] = "measuring…"
+            cells[title] = singled[title] = "measuring…"
         else:
+            singled[title] = uirisk.singling_short(block)
             block = api.beside_verdict(block, verdict)
             cells[title] = uirisk.short(block) + (f" — {block['beside_verdict']}"
                                                   if "agrees" not in block.get("beside_verdict", "agrees") else "")
-    return cells, waiting
+    return cells, waiting, singled
 
 
 def _verdict_table() -> None:
-    cells, waiting = _risk_cells()
-    frame = pd.DataFrame([{**r, RISK_COLUMN: cells.get(r["mechanism"], "–" if checked else "not checked yet")}
+    cells, waiting, singled = _risk_cells()
+    frame = pd.DataFrame([{**r, RISK_COLUMN: cells.get(r["mechanism"], "–" if checked else "not checked yet"),
+                           SINGLING_COLUMN: singled.get(r["mechanism"], "–" if checked else "not checked yet")}
                           for r in rows]).set_index("mechanism")
     st.table(frame)
     st.caption("Measured risk: what an attacker who knows a person's QIs learns of their sensitive value from "
                "the release beyond what it teaches about people held out of it (0 nothing, 1 everything), "
                "the same scale for every mechanism (docs/risk.md); where it disagrees with the verdict the cell "
-               "says so." + (f" Measuring {waiting} of {len(risk_of)}…" if waiting else ""))
+               "says so. Singling out: how often a combination of QI values read off the published rows "
+               "isolates one person of the table beyond one not in it; shown beside the added risk, not part of "
+               "it." + (f" Measuring {waiting} of {len(risk_of)}…" if waiting else ""))
     if not waiting and ss.get("wb_home_risk_polling"):
         ss["wb_home_risk_polling"] = False
         st.rerun()  # every figure is in: one full run draws the table without polling
