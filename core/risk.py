@@ -570,7 +570,7 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
     if singling:
         from . import singling_out
 
-        control_rows = split(data.n, s.split_seed)[1]
+        control_rows = training_part(data, s.split_seed)[1]  # the split cut for the measurement release
         singled = singling_out.assess_release(release, train, np.stack([c[control_rows] for c in data.qi_codes], 1),
                                               int(attacks), (s.seed, s.split_seed, singling_out.SEED_TAG))
     return RiskAssessment(
