@@ -65,7 +65,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -667,6 +667,7 @@ def _prior(release: Release, data: Dataset) -> np.ndarray:
 #: cells of the (targets x published combinations) distance matrix computed at a time
 _CHUNK_CELLS = 4_000_000
 
+
 def _key(v) -> str:
     """A label as text, integral floats without ``.0`` (Mondrian writes 37, not 37.0)."""
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
@@ -781,37 +782,42 @@ class RowView:
         if not len(todo):
             return out
         # the nearest combinations of each scanned target (ties: all of them), their rows and those holding its value
-        who, combo = _nearest(combo_vals, [t[todo] for t in tgt], numeric, scale, C)
-        right = np.bincount(who, weights=rows_holding(combo, truth[todo][who]), minlength=len(todo))
-        rows = np.bincount(who, weights=counts[combo].astype(np.float64), minlength=len(todo))
+        right, rows = np.zeros(len(todo)), np.zeros(len(todo))  # sums of whole numbers: exact in any order
+        for who, combo in _nearest(combo_vals, [t[todo] for t in tgt], numeric, scale, C):
+            right += np.bincount(who, weights=rows_holding(combo, truth[todo][who]), minlength=len(todo))
+            rows += np.bincount(who, weights=counts[combo].astype(np.float64), minlength=len(todo))
         out[todo] = right / rows
         return out
 
 
-#: the nearest combinations of recent target sets (:func:`_nearest`): digest of the inputs -> (targets, combinations)
-_NEAREST: "OrderedDict[bytes, tuple[np.ndarray, np.ndarray]]" = OrderedDict()
-_NEAREST_KEEP = 8
+#: the nearest combinations of recent target sets (:func:`_nearest`): digest of the inputs -> its chunks' pairs
+_NEAREST: "OrderedDict[bytes, list[tuple[np.ndarray, np.ndarray]]]" = OrderedDict()
+#: answers kept, and the most (target, combination) pairs one may hold (16 bytes a pair: 4 MiB, 32 MiB in all)
+_NEAREST_KEEP, _NEAREST_PAIRS = 8, 250_000
 _NEAREST_LOCK = threading.Lock()
 
 
-def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(target, combination)`` pairs: each target's combinations at the smallest Gower distance (all tied ones).
+def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(target, combination)`` pairs, chunk by chunk: each target's combinations at the smallest Gower distance.
 
-    ``combo_vals[j]`` / ``tgt[j]``: QI j's code of every published
-    combination / of every target (-1: a value never published); ``scale[j]``
-    the numeric QI's values and range.  The distance is summed in QI order
-    as :meth:`RowView.success` defines it: per QI, a table of the term of
-    each value the targets hold to every combination, rows gathered per chunk
-    of :data:`_CHUNK_CELLS` cells (the same sums bit for bit as adding the
-    terms computed per pair; a QI whose table would be larger than a chunk is
-    computed per pair).
+    All tied combinations are paired with their target.  ``combo_vals[j]`` /
+    ``tgt[j]``: QI j's code of every published combination / of every target
+    (-1: a value never published); ``scale[j]`` the numeric QI's values and
+    range.  The distance is summed in QI order as :meth:`RowView.success`
+    defines it: per QI, a table of the term of each value the targets hold to
+    every combination, rows gathered per chunk of :data:`_CHUNK_CELLS` cells
+    (the same sums bit for bit as adding the terms computed per pair; a QI
+    whose table would be larger than a chunk is computed per pair).
 
     The pairs depend on the combinations and the targets only, not on the SA
     published with them, and most record releases of a table publish the
-    same QI combinations (UP, RP, SDR, SPLU-Gen and DBR keep every QI value;
-    only the SA or the order changes), so a map's sweep asks the same
-    question again and again: the latest :data:`_NEAREST_KEEP` answers are
-    kept, keyed by a BLAKE2 digest of every input.
+    same QI combinations (UP, RP, SDR, SPLU-Gen and DBR keep every record's
+    QI values, Anatomy and bucketization publish the QI table as it is; only
+    the SA or the order changes), so a map's sweep asks the same question
+    again and again: the latest :data:`_NEAREST_KEEP` answers of at most
+    :data:`_NEAREST_PAIRS` pairs are kept, keyed by a BLAKE2 digest of every
+    input.  A larger answer (ties with many combinations) is computed again
+    each time, one chunk in memory at a time.
     """
     h = hashlib.blake2b(digest_size=32)
     h.update(np.asarray([C, len(tgt)], np.int64).tobytes())
@@ -828,7 +834,9 @@ def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) ->
         got = _NEAREST.get(key)
         if got is not None:
             _NEAREST.move_to_end(key)
-            return got
+    if got is not None:
+        yield from got
+        return
     n = len(tgt[0]) if tgt else 0
     terms = []
     for j in range(len(tgt)):
@@ -841,7 +849,8 @@ def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) ->
         else:
             terms.append(((tv[:, None] != combo_vals[j][None, :]).astype(np.float64), inv.ravel()))
     chunk = max(1, _CHUNK_CELLS // max(C, 1))
-    whos, combos = [], []
+    kept: list | None = []
+    total = 0
     for s0 in range(0, n, chunk):
         size = min(chunk, n - s0)
         dist = np.zeros((size, C), np.float64)
@@ -855,15 +864,17 @@ def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) ->
             else:
                 dist += tgt[j][s0:s0 + chunk][:, None] != combo_vals[j][None, :]
         who, combo = np.nonzero(dist == dist.min(axis=1, keepdims=True))
-        whos.append(who + s0)
-        combos.append(combo)
-    got = (np.concatenate(whos) if whos else np.zeros(0, np.int64),
-           np.concatenate(combos) if combos else np.zeros(0, np.int64))
-    with _NEAREST_LOCK:
-        _NEAREST[key] = got
-        while len(_NEAREST) > _NEAREST_KEEP:
-            _NEAREST.popitem(last=False)
-    return got
+        del dist
+        pair = (who + s0, combo)
+        total += len(who)
+        if kept is not None:
+            kept = kept + [pair] if total <= _NEAREST_PAIRS else None
+        yield pair
+    if kept is not None:
+        with _NEAREST_LOCK:
+            _NEAREST[key] = kept
+            while len(_NEAREST) > _NEAREST_KEEP:
+                _NEAREST.popitem(last=False)
 
 
 def published_rows(release: Release, data: Dataset, rng: np.random.Generator) -> RowView | None:

@@ -134,3 +134,18 @@ def test_the_nearest_rows_kept_for_the_same_combinations_give_each_release_its_o
     other = view_of(data, np.sort(rng.choice(data.n, size=150, replace=False)))
     assert np.array_equal(other.success(data, qi, truth), reference_success(other, data, qi, truth))
     assert len(risk._NEAREST) == 2
+
+
+def test_an_answer_with_too_many_tied_pairs_is_not_kept_and_still_right(monkeypatch):
+    """Ties with many combinations: computed chunk by chunk each time, never held whole."""
+    monkeypatch.setattr(risk, "_NEAREST", risk.OrderedDict())
+    monkeypatch.setattr(risk, "_NEAREST_PAIRS", 5)
+    monkeypatch.setattr(risk, "_CHUNK_CELLS", 500)
+    data = table(700, seed=9)
+    rows = np.arange(0, 700, 5)
+    view = view_of(data, rows)
+    qi = np.stack([c[1:700:7] for c in data.qi_codes], axis=1)
+    truth = data.sa_codes[1:700:7]
+    for _ in range(2):
+        assert np.array_equal(view.success(data, qi, truth), reference_success(view, data, qi, truth))
+    assert len(risk._NEAREST) == 0
