@@ -170,7 +170,11 @@ def tidy(fig: go.Figure) -> go.Figure:
     height = max(height, height + top - int(old_top))
     fig.update_layout(height=height, margin={"t": top})
     if title:
-        fig.update_layout(title={"text": title, "yref": "container", "y": 1 - 8 / height, "yanchor": "top"})
+        # plotly places a multi-line title by its first line and draws the others below it (anchored by its top,
+        # the block was shifted up and its first line cut): the first line's bottom goes where a one-line title's
+        # would, the others follow down to the legend
+        first = title_px - 4 - TITLE_LINE_PX * title.count("<br>")
+        fig.update_layout(title={"text": title, "yref": "container", "y": 1 - first / height, "yanchor": "bottom"})
     if rows:
         fig.update_layout(legend={"orientation": "h", "xanchor": "left", "x": 0, "yref": "container",
                                   "yanchor": "top", "y": 1 - title_px / height})
