@@ -97,8 +97,8 @@ def _legend_on_top(fig: go.Figure) -> go.Figure:
 
 
 #: one layout rule for every figure (issue 23 §4: legends over axis titles, a cut title): the title wrapped to
-#: lines of at most this many characters (a figure in half of a 1,400 px page holds about 55 bold ones) ...
-TITLE_CHARS = 50
+#: lines of at most this many characters (a figure in half of a 1,024 px page holds about 40 bold ones) ...
+TITLE_CHARS = 40
 #: ... then the legend in rows under it, above the plot, each row holding about this many characters of entries
 #: (an entry's symbol counts as six), and the axes pushing the margins out to fit their tick labels and titles
 LEGEND_ROW_CHARS = 64
