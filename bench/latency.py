@@ -397,8 +397,14 @@ def home(browser, server: Server, query: str = HOME_QUERY, out: dict | None = No
         band = band.first
 
         def quantiles():
-            band.click()
-            page.get_by_role("option", name="quantiles", exact=True).first.click()
+            for _ in range(3):  # a poll of the verdict table can redraw the box as it opens: open it again
+                band.click()
+                try:
+                    page.get_by_role("option", name="quantiles", exact=True).first.click(timeout=10_000)
+                    return
+                except Exception:  # noqa: BLE001 - the list did not open: close whatever opened and retry
+                    page.keyboard.press("Escape")
+            raise TimeoutError("the banding box did not open")
 
         _home_change(page, quantiles, "a numeric QI banded (quantiles)", out, timeout)
     finally:
