@@ -343,6 +343,10 @@ _PROGRESS = """() => !!document.querySelector('[data-testid="stMain"] [data-test
   + '[data-testid="stMain"] [data-testid="stProgress"]')"""
 
 
+_PENDING = """() => { const t = document.querySelector('[data-testid="stMain"]').innerText;
+  return t.includes('checking…') || t.includes('measuring…') || t.includes('Measuring'); }"""
+
+
 def _home_change(page, action, name: str, out: dict, timeout: float = 300) -> None:
     """Time ``action`` (a change on Home): to the end of its rerun, to the page settled, progress seen by 1 s."""
     page.evaluate(_OBSERVE)
@@ -360,8 +364,14 @@ def _home_change(page, action, name: str, out: dict, timeout: float = 300) -> No
         time.sleep(0.02)
     else:
         raise TimeoutError(f"Home: no rerun ended after '{name}'")
-    _idle(page, timeout=timeout, quiet_for=1.5)  # the verdict/risk polls run every 0.7 s: 1.5 s quiet is settled
-    out[name] = {"rerun": float(done), "settled": float(page.evaluate(_SETTLED, t0)),
+    # settled: every verdict, risk and count in the table (no cell still "checking…" or "measuring…"), the page idle
+    while time.time() < deadline:
+        if not page.evaluate(_PENDING):
+            break
+        time.sleep(0.05)
+    settled = page.evaluate(_MARK)
+    _idle(page, timeout=timeout, quiet_for=1.5)
+    out[name] = {"rerun": float(done), "settled": (settled - t0) / 1000,
                  "progress": progress if done >= 1.0 else None}
 
 
@@ -373,6 +383,8 @@ def home(browser, server: Server, query: str = HOME_QUERY, out: dict | None = No
     try:
         start = time.perf_counter()
         _open(page, f"{server.url}/?{query}", timeout=timeout)
+        while page.evaluate(_PENDING) and time.perf_counter() - start < timeout:
+            time.sleep(0.05)
         _idle(page, timeout=timeout, quiet_for=1.5)
         out["opened (table generated; every verdict, risk and count in)"] = {
             "rerun": None, "settled": time.perf_counter() - start - 1.5, "progress": None}
