@@ -390,35 +390,34 @@ def home(browser, server: Server, query: str = HOME_QUERY, out: dict | None = No
             "rerun": None, "settled": time.perf_counter() - start - 1.5, "progress": None}
         main = page.locator('[data-testid="stMain"]')
 
-        def pick_sa():
-            main.locator('[data-testid="stSelectbox"]').filter(has_text="Sensitive attribute").first.click()
-            page.get_by_role("option", name="education", exact=True).first.click()
+        def choose(box, option: str):
+            """Open ``box`` (not timed: opening a list runs nothing) and return the option to click (timed)."""
+            for _ in range(3):  # a poll of the verdict table can redraw the box as it opens: open it again
+                box.click()
+                item = page.get_by_role("option", name=option, exact=True).first
+                try:
+                    item.wait_for(timeout=10_000)
+                    return item
+                except Exception:  # noqa: BLE001 - the list did not open: close whatever opened and retry
+                    page.keyboard.press("Escape")
+            raise TimeoutError(f"the box holding '{option}' did not open")
 
-        _home_change(page, pick_sa, "SA changed (occupation -> education)", out, timeout)
+        item = choose(main.locator('[data-testid="stSelectbox"]').filter(has_text="Sensitive attribute").first,
+                      "education")
+        _home_change(page, item.click, "SA changed (occupation -> education)", out, timeout)
 
         def drop_qi():
-            box = main.locator('[data-testid="stMultiSelect"]').filter(has_text="Quasi-identifiers").first
-            box.locator("input").click()
             page.keyboard.press("Backspace")  # removes the last chosen QI
             page.keyboard.press("Escape")
 
+        main.locator('[data-testid="stMultiSelect"]').filter(has_text="Quasi-identifiers").first.locator(
+            "input").click()
         _home_change(page, drop_qi, "one QI removed", out, timeout)
         band = main.locator('[data-testid="stSelectbox"]').filter(has_text="Banding of")
         if not band.count():  # the expander is closed when no banding is suggested
             main.get_by_text("Band numeric QIs").first.click()
-        band = band.first
-
-        def quantiles():
-            for _ in range(3):  # a poll of the verdict table can redraw the box as it opens: open it again
-                band.click()
-                try:
-                    page.get_by_role("option", name="quantiles", exact=True).first.click(timeout=10_000)
-                    return
-                except Exception:  # noqa: BLE001 - the list did not open: close whatever opened and retry
-                    page.keyboard.press("Escape")
-            raise TimeoutError("the banding box did not open")
-
-        _home_change(page, quantiles, "a numeric QI banded (quantiles)", out, timeout)
+        item = choose(band.first, "quantiles")
+        _home_change(page, item.click, "a numeric QI banded (quantiles)", out, timeout)
     finally:
         page.close()
     return out
