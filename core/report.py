@@ -443,6 +443,14 @@ def risk_html(risk: Mapping[str, Any]) -> str:
     out = (f"<p><b>Its measured risk</b>: {_e(risk['sentence'])} ({risk['attacks']:,} attacks on people in a "
            f"measurement release of {risk['split']['train']:,} records and as many on {risk['split']['control']:,} "
            f"held out of it, split seed {risk['split']['seed']}; docs/risk.md)</p>")
+    so = risk.get("singling_out")
+    if so and so.get("applicable"):
+        out += (f"<p><b>Singling out</b>: {so['risk']:.3f} (95% interval {so['interval'][0]:.3f}-"
+                f"{so['interval'][1]:.3f}), {so['mode']} predicates on {so['n_cols']} QIs, {so['attacks']:,} asked "
+                f"({so['predicates']:,} isolate a published row), seed {'-'.join(str(x) for x in so['seed'])}; "
+                "beside the added risk, not part of it (docs/risk.md)</p>")
+    elif so:
+        out += f"<p><b>Singling out</b>: {_e(so.get('why', ''))}</p>"
     beside = risk.get("beside_verdict")
     if beside:
         out += f"<p class='{'cap' if 'agrees' in beside else 'warn'}'>{_e(beside)}</p>"

@@ -49,9 +49,12 @@ a control set:
   to [0, 1]; the figure signed is the attacker with the higher risk;
 * the baseline is a guess drawn from the prior (the SA distribution the
   measurement release estimates); it shows what guessing alone achieves;
-Singling out is not measured (see docs/risk.md: every record release here
-publishes each person's QI values as they are, so a QI predicate singles a
-person out of the release exactly as it does out of the table).
+* **singling out** (:mod:`core.singling_out`, anonymeter's
+  SinglingOutEvaluator): predicates on the QIs built from the measurement
+  release's per-person rows, each isolating one published row, scored by how
+  many isolate exactly one person of the training part vs of the control
+  part; "not applicable" where the release has no row per person.  Reported
+  beside the signed figure, not folded into it (:class:`RiskAssessment`).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from . import mechanisms
 from .counting import QueryBatch
 from .errors import NotEligible, ParameterError, WorkbenchError
 from .evaluate import Evaluation, evaluate_release
+from .rates import Rate, residual  # noqa: F401  (anonymeter's rates, shared with core.singling_out)
 from .release import Release, jsonable
 from .table import Dataset
 from .workload import Workload
@@ -222,7 +226,8 @@ def _scale(data: Dataset, release: Release, attacks: int | None) -> dict[str, An
     if attacks is None:
         return {}
     try:
-        a = assess(data, release.mechanism, release.source.get("raw_params", {}), release.seed, attacks=attacks)
+        a = assess(data, release.mechanism, release.source.get("raw_params", {}), release.seed, attacks=attacks,
+                   singling=False)
     except WorkbenchError:
         return {}
     s = a.signed
@@ -314,51 +319,9 @@ DEFAULT_ATTACKS = 1000
 DEFAULT_SPLIT_SEED = 0
 #: confidence level of every interval
 CONFIDENCE = 0.95
-_Z = 1.959963984540054  # the 97.5% normal quantile (scipy.stats.norm.ppf(0.975))
 #: risk figures a reader can call high / low when no other setting is at hand (:func:`reconcile`)
 HIGH_RISK = 0.10
 LOW_RISK = 0.02
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A success rate as anonymeter states it: Wilson score centre and half-width at 95%.
-
-    >>> r = Rate.of(1000, 276)
-    >>> round(r.share, 3), round(r.value, 4), round(r.error, 4)
-    (0.276, 0.2769, 0.0277)
-    """
-
-    n: int
-    k: float  # successes (a sum of chances of success for the record-reading attacker)
-    value: float  # Wilson centre
-    error: float  # half-width
-
-    @property
-    def share(self) -> float:
-        return self.k / self.n if self.n else float("nan")
-
-    @classmethod
-    def of(cls, n: int, k: int) -> "Rate":
-        # anonymeter.stats.confidence.success_rate (Wilson 1927)
-        z2 = _Z * _Z
-        var = k * (n - k) / n if n else 0.0
-        den = n + z2
-        return cls(int(n), float(k), (k + 0.5 * z2) / den, (_Z / den) * math.sqrt(var + 0.25 * z2))
-
-
-def residual(attack: Rate, control: Rate) -> tuple[float, float, float]:
-    """``(risk, low, high)``: (attack - control) / (1 - control), error propagated, clipped to [0, 1].
-
-    anonymeter's ``residual_success`` and ``bind_value`` (stats/confidence.py).
-    """
-    a, c = attack.value, control.value
-    if c >= 1.0:
-        return float("nan"), 0.0, 1.0
-    value = (a - c) / (1.0 - c)
-    err = math.hypot(attack.error / abs(1.0 - c), control.error * (a - 1.0) / (1.0 - c) ** 2)
-    clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
-    return clip(value), clip(value - err), clip(value + err)
 
 
 @dataclass(frozen=True)
@@ -382,11 +345,25 @@ class Attack:
 class RiskAssessment:
     """The measured risk of one release (:func:`assess`): what a steward signs.
 
-    ``risk`` / ``interval`` are the signed figure: the attacker (of
-    ``attacks_by``) with the higher risk.  ``split`` records how the
-    measurement release was made: ``{"seed", "control_share", "train",
-    "control"}``; ``measurement_seed`` is the seed it was sanitized with (the
-    release's own).
+    ``risk`` / ``interval`` are the signed figure: the attribute-inference
+    attacker (of ``by``) with the higher risk.  ``singling_out`` (a
+    :class:`core.singling_out.SinglingOut`, or None when not measured) is
+    reported beside it and is *not* part of the signed figure that the pages,
+    the map, the recommender and ``--max-risk`` read.  Why (our choice, the
+    issue is silent): every mechanism here that publishes rows per person
+    publishes each person's QI values as they are (UP, RP, SDR, SPLU-Gen, DBR,
+    Anatomy, bucketization; PriView all QIs but one), so their singling-out
+    risk is the same for every setting (0.998 on Adult) while Mondrian's is 0
+    at every k >= 2.  Taking the largest of the attacks would put every setting
+    of seven mechanisms at that one figure: the scale could no longer tell a
+    setting from another, and the sliders a steward moves would not move it.
+    Singling out answers "does the release isolate a person?", which the
+    choice of mechanism (which QIs it publishes), not the setting, decides;
+    it is shown in its own sentence wherever the signed figure is.
+
+    ``split`` records how the measurement release was made: ``{"seed",
+    "control_share", "train", "control"}``; ``measurement_seed`` is the seed
+    it was sanitized with (the release's own).
     """
 
     mechanism: str
@@ -399,6 +376,7 @@ class RiskAssessment:
     baseline: Rate
     sa_values: int
     seconds: float = field(default=0.0, compare=False)
+    singling_out: Any = None  # core.singling_out.SinglingOut (None: not measured)
 
     @property
     def signed(self) -> Attack:
@@ -426,12 +404,14 @@ class RiskAssessment:
             "train_success": s.train.share, "control_success": s.control.share,
             "baseline_success": self.baseline.share,
             "attackers": [a.to_json() for a in self.by],
+            **({} if self.singling_out is None else {"singling_out": self.singling_out.to_json()}),
         })
 
     def sentence(self, qi_names: Sequence[str], sa_name: str) -> str:
         """The plain-language figure (issue 22): who guesses what, how often, and the added risk."""
         s = self.signed
-        return risk_sentence(s.train.share, s.control.share, s.risk, s.low, s.high, qi_names, sa_name)
+        text = risk_sentence(s.train.share, s.control.share, s.risk, s.low, s.high, qi_names, sa_name)
+        return text if self.singling_out is None else f"{text} {self.singling_out.clause()}"
 
 
 def risk_sentence(train: float, control: float, value: float, low: float, high: float, qi_names: Sequence[str],
@@ -512,7 +492,8 @@ def split(n: int, split_seed: int, control_share: float = CONTROL_SHARE) -> tupl
 
 
 def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
-           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> RiskAssessment:
+           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED,
+           singling: bool = True) -> RiskAssessment:
     """The measured risk of the release of ``mechanism`` at ``params`` with ``seed`` on ``data``.
 
     The table is split (:func:`split`, ``split_seed``); a measurement release
@@ -520,7 +501,10 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
     training and ``attacks`` control records (fewer on a small table: at most
     the control part's size) are attacked by each attacker of the module
     docstring; the signed risk is the higher.  Same inputs and seeds, same
-    figures (:meth:`RiskAssessment.to_json` byte for byte).
+    figures (:meth:`RiskAssessment.to_json` byte for byte).  ``singling``:
+    also measure singling out (:func:`core.singling_out.assess_release`,
+    ``attacks`` predicates, multivariate, seeded with ``(seed, split_seed,
+    0x5106)``; the map's points skip it, it is not part of their figure).
 
     Raises the mechanism's ParameterError for a bad parameter, and
     NotEligible (one sentence) when the training part cannot be sanitized
@@ -545,13 +529,20 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
         both = s.view.success(train, np.concatenate([s.t_qi, s.c_qi]), np.concatenate([s.t_sa, s.c_sa]))
         by.append(_attack("records", both[:k], both[k:]))
     base = rng.choice(train.m, size=k, p=_prior(release, train))
+    singled = None
+    if singling:
+        from . import singling_out
+
+        control_rows = split(data.n, s.split_seed)[1]
+        singled = singling_out.assess_release(release, train, np.stack([c[control_rows] for c in data.qi_codes], 1),
+                                              int(attacks), (s.seed, s.split_seed, singling_out.SEED_TAG))
     return RiskAssessment(
         mechanism=release.mechanism, params=dict(release.source.get("raw_params", {})), seed=s.seed,
         measurement_seed=s.seed,
         split={"seed": s.split_seed, "control_share": CONTROL_SHARE, "train": int(train.n),
                "control": int(data.n - train.n)},
         attacks=int(k), by=tuple(by), baseline=Rate.of(k, int(np.sum(base == s.t_sa))), sa_values=int(data.m),
-        seconds=time.perf_counter() - start)
+        seconds=time.perf_counter() - start, singling_out=singled)
 
 
 @dataclass(frozen=True, eq=False)
@@ -833,7 +824,8 @@ def risk_block(data: Dataset, setting, verdict=None) -> dict[str, Any]:
     :func:`core.risk.assess` attacks a measurement release of a seeded 80%
     of the table and scores each attacker against the held-out 20%; the
     block holds its figures (risk, 95% interval, split, attacks,
-    measurement seed), ``sentence`` (the plain-language figure) and
+    measurement seed; ``singling_out``: :mod:`core.singling_out`'s N,
+    mode, seed and figures, or why it does not apply), ``sentence`` (the plain-language figure) and
     ``beside_verdict`` (one sentence setting the verdict and the risk side
     by side, :func:`core.risk.reconcile`).  A table of more than
     :data:`RISK_ROWS` records, or one the measurement cannot run on, gets

@@ -163,17 +163,22 @@ except uidata.TableProblem as exc:
     st.stop()
 
 # ------------------------------------------------------------------ columns
+#: the SA, QIs and bands last chosen per table in this session (``{table id: (sa, qis, bands)}``)
+COLUMNS_BY_TABLE = "wb_columns_by_table"
 st.header("2. Choose the sensitive attribute and the QI columns")
 columns = table.columns
-table_id = f"{table.name}|{table.content_hash}"
+table_id = f"{table.name}|{table.key}"
 if ss.get("_w_cols_for") != table_id:
     ss.pop("w_sa", None)
     ss.pop("w_qi", None)
     for key in [k for k in ss if isinstance(k, str) and k.startswith("w_band_")]:
         del ss[key]  # the band pickers are drawn again from wb_bands
     if ss.get("_w_cols_for") is not None:
-        # another table chosen here: its own proposal and no bands, not the previous table's where they fit
-        ss[state.SA], ss[state.QI], ss[state.BANDS] = None, None, {}
+        # another table chosen here: the columns and bands last chosen on it in this session (so coming back to
+        # a table brings back its pins and decision, which belong to those columns), else its own proposal
+        # and no bands, not the previous table's where they fit
+        sa_, qi_, bands_ = ss.get(COLUMNS_BY_TABLE, {}).get(table_id, (None, None, {}))
+        ss[state.SA], ss[state.QI], ss[state.BANDS] = sa_, qi_, dict(bands_)
     ss["_w_cols_for"] = table_id
 sa0, qi0 = uidata.columns_for(table)
 proposal = uidata.proposal(table)
@@ -198,6 +203,7 @@ with c2:
 uicols.reasons_table(proposal)
 uicols.identifier_warnings(table, proposal, sa, tuple(qi))
 bands = uicols.band_picker(table, tuple(qi), proposal.bandable if proposal is not None else ())
+ss.setdefault(COLUMNS_BY_TABLE, {})[table_id] = (sa, tuple(qi), dict(bands or {}))
 ui.sidebar_status()
 state.sync_url()
 
@@ -205,7 +211,7 @@ if not qi:
     st.warning("Choose at least one QI column: queries select records by their QI values.")
     st.stop()
 try:
-    data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands))
+    data = cached.dataset(table, table.key, sa, tuple(qi), cached.band_items(bands))
 except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
@@ -265,6 +271,7 @@ for name, mech in MECHANISMS.items():
     except WorkbenchError as exc:
         entries.append((mech.title, summary(mech.params, raw), name, None, str(exc)))
 RISK_COLUMN = "measured risk (added, 95% interval)"
+SINGLING_COLUMN = "singling out (added, 95% interval)"
 PEOPLE_COLUMN = "a count in people (95% interval)"
 
 
@@ -281,7 +288,7 @@ def _rows() -> tuple[list[dict], int, int, int]:
     rows, checking, measuring, counting = [], 0, 0, 0
     for title, params, name, args, error in entries:
         row = {"mechanism": title, "parameters": params, **{guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}}
-        risk_cell = people_cell = "–"
+        risk_cell = singling_cell = people_cell = "–"
         if args is None:
             row[guarantee.SHORT[guarantee.CANNOT_RUN]] = error
         elif not checked:
@@ -289,28 +296,29 @@ def _rows() -> tuple[list[dict], int, int, int]:
             row[guarantee.SHORT[guarantee.CANNOT_RUN]] = "" if ok else message
             if ok:
                 row[guarantee.SHORT[guarantee.FAILS]] = row[guarantee.SHORT[guarantee.MEETS]] = "not checked yet"
-                risk_cell = people_cell = "not checked yet"
+                risk_cell = singling_cell = people_cell = "not checked yet"
         else:
             verdict = _verdict(args)
             if verdict is None:
                 checking += 1
                 row[guarantee.SHORT[guarantee.FAILS]] = row[guarantee.SHORT[guarantee.MEETS]] = "checking…"
-                risk_cell = people_cell = "…"
+                risk_cell = singling_cell = people_cell = "…"
             else:
                 row.update(verdict.cells())
                 if verdict.runs:
                     block = uirisk.ready(args)
                     measuring += block is None
                     if block is None:
-                        risk_cell = "measuring…"
+                        risk_cell = singling_cell = "measuring…"
                     else:
+                        singling_cell = uirisk.singling_short(block)
                         block = api.beside_verdict(block, verdict)
                         risk_cell = uirisk.short(block) + (f" — {block['beside_verdict']}" if "agrees" not in
                                                            block.get("beside_verdict", "agrees") else "")
                     people = uirisk.ready(args, cached.people)
                     counting += people is None
                     people_cell = "measuring…" if people is None else fmt.people_short(people)
-        rows.append({**row, RISK_COLUMN: risk_cell, PEOPLE_COLUMN: people_cell})
+        rows.append({**row, RISK_COLUMN: risk_cell, SINGLING_COLUMN: singling_cell, PEOPLE_COLUMN: people_cell})
     return rows, checking, measuring, counting
 
 
@@ -328,7 +336,9 @@ def _verdict_table() -> None:
     st.caption("Measured risk: what an attacker who knows a person's QIs learns of their sensitive value from "
                "the release beyond what it teaches about people held out of it (0 nothing, 1 everything), "
                "the same scale for every mechanism (docs/risk.md); where it disagrees with the verdict the cell "
-               "says so. A count in people: a true count of 10 (and of 1,000) is published within this many "
+               "says so. Singling out: how often a combination of QI values read off the published rows "
+               "isolates one person of the table beyond one not in it; shown beside the added risk, not part of "
+               "it. A count in people: a true count of 10 (and of 1,000) is published within this many "
                "people of it 95% of the time (the release's own estimator; Query error shows it per band).")
     if not (checking or measuring or counting) and ss.get("wb_home_risk_polling"):
         ss["wb_home_risk_polling"] = False

@@ -43,14 +43,15 @@ def test_reopening_reads_the_uploaded_file_with_the_sessions_options():
     """Names typed for the columns were lost: the steward repeated the fixes after every reload."""
     data, table = _session({"header": True, "names": ("years", "gender", "illness")})
     at = app(HOME)
-    upload(at, "clinic.csv", DATA)  # read as it is: columns age, sex, disease (another content hash)
+    upload(at, "clinic.csv", DATA)  # read as it is: columns age, sex, disease (the same bytes read another way)
     no_exception(at)
-    assert at.session_state["wb_upload"]["table"].content_hash != table.content_hash
+    assert at.session_state["wb_upload"]["table"].content_hash == table.content_hash  # the file's bytes
+    assert at.session_state["wb_upload"]["table"].key != table.key  # another table
     at.file_uploader(key="w_session_file").set_value(("clinic-session.workbench.json", data, "application/json"))
     at.run()
     no_exception(at)
     assert any("Opened" in s.value for s in at.success), [e.value for e in (*at.error, *at.warning)]
-    assert at.session_state["wb_upload"]["table"].content_hash == table.content_hash
+    assert at.session_state["wb_upload"]["table"].key == table.key
     assert at.session_state["wb_sa"] == "illness"
     assert list(at.session_state["wb_upload"]["table"].columns) == ["years", "gender", "illness"]
 
