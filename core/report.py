@@ -30,6 +30,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+import plotly.graph_objects as go
+
 from . import __version__, figures, mechanisms
 from .bounds import BOUNDS
 from .errors import WorkbenchError
@@ -158,6 +160,7 @@ class _Figures:
     def __call__(self, fig, caption: str) -> str:
         i = len(self.specs)
         # "<" only occurs inside JSON strings, where \u003c is the same character: no "</script>" can close the block
+        fig = figures.tidy(go.Figure(fig))  # the pages' layout rule: nothing cut or drawn over an axis title
         self.specs.append(fig.to_json().replace("<", "\\u003c"))
         height = int(fig.layout.height or 450)
         summary = figures.figure_summary(fig)  # the chart's text alternative, its numbers in the table below

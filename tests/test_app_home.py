@@ -33,9 +33,11 @@ def test_renders_adult_by_default():
     verdicts = verdict_table(at)
     assert len(verdicts) == len(MECHANISMS)
     assert list(verdicts.columns) == ["parameters", "cannot run", "runs but fails", "meets",
-                                      "measured risk (added, 95% interval)", "singling out (added, 95% interval)"]
+                                      "measured risk (added, 95% interval)", "singling out (added, 95% interval)",
+                                      "a count in people (95% interval)"]
     # the suite turns the risk measurement off (tests/conftest.py): the column says so, never a silent gap
     assert (verdicts["measured risk (added, 95% interval)"] == "not measured").all()
+    assert (verdicts["a count in people (95% interval)"] == "not measured").all()
     # every mechanism runs on Adult at its defaults, but three do not meet their own guarantee (issue 13 §1)
     assert (verdicts["cannot run"] == "").all()
     failing = set(verdicts.index[verdicts["runs but fails"] != ""])
