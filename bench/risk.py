@@ -6,15 +6,30 @@ Usage::
     .venv/bin/python bench/risk.py --skip-1m           # without the 1M-row table
     .venv/bin/python bench/risk.py --anonymeter        # reference figures from anonymeter itself
     .venv/bin/python bench/risk.py --table             # the releases table: verdict, risk, anonymeter, counts
+    .venv/bin/python bench/risk.py --singling-out      # singling-out reference figures from anonymeter itself
 
 **Speed** (targets from the issue): :func:`core.risk.assess` of one release
-on Adult within 1 s and on a 1M-row table (``census:1000000``) within 5 s;
+(attribute inference and singling out) on Adult within 1 s, beside the same
+without singling out and on a 1M-row table (``census:1000000``) within 5 s;
 the risk-utility map of every mechanism's sweep on Adult within 3 s (the
 brief's target for the map's measurement; the issue's 6 s is the page in
 chromium), shown beside the same map without the risk scale.  Each figure is
 the median of ``--repeat`` runs after one warm-up run (the first call of a
 process also imports modules and builds the table's QI index once), as wall
 time and as this process's CPU time (the machine is shared).
+
+**Singling-out reference** (``--singling-out``): anonymeter's
+``SinglingOutEvaluator`` (multivariate, 3 QIs, :data:`SINGLING_ATTACKS`
+predicates, seed 0) on the per-person published QIs of the measurement
+release of each of :data:`SINGLING_REFERENCE`, the training part as ``ori``
+and the control part as ``control``, beside our figure; written to
+``tests/test_risk_singling_anonymeter.json``.  Two changes to anonymeter's
+run, both said in the file: its frames are used as given (anonymeter drops
+duplicate rows; a predicate singles out one *person* here, see
+core/singling_out.py), and its size correction counts the queries that
+single out in each subsample (1.1.0 counts every query there, so its fit is
+flat and the correction comes out as about control size / training size
+whatever the data; anonymeter 1.0 counted the successes).
 
 **Reference** (``--anonymeter``): anonymeter 1.1.0 pins numpy < 1.27, so it
 cannot be installed beside this project's numpy 2; it lives in its own
@@ -78,6 +93,136 @@ for job in json.loads(sys.argv[1]):
                        "control_success": res.control_rate.value, "attacks": len(train)}
 print(json.dumps(out))
 """
+
+
+#: the releases of the singling-out reference (anonymeter's SinglingOutEvaluator), and its number of predicates:
+#: fewer than the 1,000 of a steward's assessment so that anonymeter, which draws predicates at random and keeps
+#: the isolating ones, reaches them in minutes (PriView's release yields 917 in all)
+SINGLING_REFERENCE = (
+    ("uniform", {}), ("reconstruction", {}), ("sdr", {}), ("splu", {}), ("anatomy", {"l": 3}),
+    ("priview", {}), ("mondrian", {}),
+)
+SINGLING_FILE = ROOT / "tests" / "test_risk_singling_anonymeter.json"
+SINGLING_ATTACKS = 300
+SINGLING_MAX_ATTEMPTS = 400_000
+
+_ANON_SINGLING_SCRIPT = r"""
+import json, sys, time, warnings
+import numpy as np, pandas as pd, polars as pl
+FIXED = sys.argv[2] == "fixed"
+from anonymeter.evaluators import SinglingOutEvaluator
+from anonymeter.evaluators import singling_out_evaluator as soe
+warnings.simplefilter("ignore")
+
+
+def _measure_queries_success(df, queries, n_repeat, n_meas):
+    # anonymeter 1.1.0 counts every query here (its _evaluate_queries returns one count per query), so the size
+    # correction is fitted to a flat line and comes out as about control size / training size whatever the data;
+    # counted as anonymeter 1.0 did: the queries that single out in each subsample
+    sizes, successes = [], []
+    for n_rows in np.linspace(min(1000, len(df)), len(df), n_meas).astype(int):
+        for _ in range(n_repeat):
+            successes.append(len(soe._evaluate_queries_and_return_successful(
+                df=df.sample(n_rows, with_replacement=False), queries=queries)))
+            sizes.append(n_rows)
+    return np.array(sizes), np.array(successes)
+
+
+if FIXED:
+    soe._measure_queries_success = _measure_queries_success
+out = {}
+for job in json.loads(sys.argv[1]):
+    rows = pd.read_parquet(job["rows"]); train = pd.read_parquet(job["train"]); control = pd.read_parquet(job["control"])
+    pl.set_random_seed(0)
+    t0 = time.perf_counter()
+    ev = SinglingOutEvaluator(ori=train, syn=rows, control=control, n_attacks=job["attacks"], n_cols=3,
+                              max_attempts=job["max_attempts"], seed=0)
+    # anonymeter drops duplicate rows; a predicate singles out one *person* here, so the frames are kept as given
+    ev._ori, ev._syn, ev._control = pl.DataFrame(train), pl.DataFrame(rows), pl.DataFrame(control)
+    ev.evaluate(mode="multivariate")
+    res = ev.results()
+    risk = ev.risk()
+    out[job["key"]] = {"risk": risk.value, "interval": list(risk.ci), "train_success": res.attack_rate.value,
+                       "n_success": res.n_success, "n_control": res.n_control, "n_baseline": res.n_baseline,
+                       "attacks": job["attacks"],
+                       "seconds": time.perf_counter() - t0}
+    print(job["key"], out[job["key"]], file=sys.stderr, flush=True)
+print(json.dumps(out))
+"""
+
+
+def _singling_frames(release, train, control_rows, data):
+    """The per-person published QIs, the training part's and the control part's, as anonymeter reads them:
+    a numeric QI published as the table's values as floats, every other QI as text (Mondrian's ranges too)."""
+    import numpy as np
+    import pandas as pd
+
+    from core import singling_out
+    from core.risk import _key
+
+    rows, qis, space = singling_out.published_qis(release, train)
+    pub, tr, co = {}, {}, {}
+    for i, j in enumerate(qis):
+        c = data.qi[j]
+        lab_tab = np.asarray(data.qi_labels[j], dtype=object)
+        tab = release.tables[release_table(release)]
+        lab_pub = np.asarray(tab.labels[c], dtype=object)[np.asarray(tab.columns[c], np.int64)]
+        if space.values[i] is not None:
+            pub[c] = lab_pub.astype(float)
+            tr[c] = lab_tab[train.qi_codes[j]].astype(float)
+            co[c] = lab_tab[data.qi_codes[j][control_rows]].astype(float)
+        else:
+            pub[c] = [_key(v) for v in lab_pub]
+            tr[c] = [_key(v) for v in lab_tab[train.qi_codes[j]]]
+            co[c] = [_key(v) for v in lab_tab[data.qi_codes[j][control_rows]]]
+    return pd.DataFrame(pub), pd.DataFrame(tr), pd.DataFrame(co)
+
+
+def release_table(release) -> str:
+    from core.mechanisms import get
+
+    return get(release.mechanism).record_table
+
+
+def singling_reference(anon_python: str | None, out: Path) -> dict:
+    """Our singling-out figures and anonymeter's for :data:`SINGLING_REFERENCE` (None: keep anonymeter's)."""
+    from core import risk
+    from core.table import load_dataset
+
+    data = load_dataset("adult")
+    jobs, ours = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mech, params in SINGLING_REFERENCE:
+            key = key_of(mech, params)
+            a = risk.assess(data, mech, params, SEED, attacks=SINGLING_ATTACKS)
+            so = a.singling_out.to_json()
+            ours[key] = {k: so[k] for k in ("risk", "interval", "train_success", "control_success", "predicates",
+                                             "available", "train_singled", "control_singled", "control_correction")}
+            s = risk.setup(data, mech, params, SEED, attacks=SINGLING_ATTACKS)
+            control_rows = risk.split(data.n, s.split_seed)[1]
+            rows, train, control = _singling_frames(s.release, s.train, control_rows, data)
+            paths = {}
+            for name, f in (("rows", rows), ("train", train), ("control", control)):
+                paths[name] = str(Path(tmp) / f"{len(jobs)}-{name}.parquet")
+                f.to_parquet(paths[name])
+            jobs.append({"key": key, "attacks": SINGLING_ATTACKS, "max_attempts": SINGLING_MAX_ATTEMPTS, **paths})
+        if anon_python is None:
+            old = json.loads(out.read_text())
+            theirs = {k: v["anonymeter"] for k, v in old["releases"].items()}
+            version = old["anonymeter"]
+        else:
+            done = subprocess.run([anon_python, "-c", _ANON_SINGLING_SCRIPT, json.dumps(jobs), "fixed"],
+                                  capture_output=True, text=True, check=True)
+            theirs = json.loads(done.stdout.strip().splitlines()[-1])
+            version = subprocess.run([anon_python, "-c",
+                                      "import importlib.metadata as m; print(m.version('anonymeter'))"],
+                                     capture_output=True, text=True, check=True).stdout.strip()
+    result = {"table": "adult", "seed": SEED, "split_seed": risk.DEFAULT_SPLIT_SEED, "attacks": SINGLING_ATTACKS,
+              "mode": "multivariate", "n_cols": 3, "max_attempts": SINGLING_MAX_ATTEMPTS, "anonymeter": version,
+              "command": "bench/risk.py --singling-out",
+              "releases": {k: {"ours": ours[k], "anonymeter": theirs[k]} for k in ours}}
+    out.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    return result
 
 
 def key_of(mechanism: str, params: dict) -> str:
@@ -209,6 +354,8 @@ def speed(repeat: int, skip_1m: bool, mechanism: str) -> list[tuple[str, float, 
     adult = load_dataset("adult")
     rows.append((f"assess {mechanism}, Adult ({adult.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
                  *_median_time(lambda: risk.assess(adult, mechanism, {}, SEED), repeat), ADULT_TARGET))
+    rows.append((f"  the same without its singling out ({risk.DEFAULT_ATTACKS:,} predicates skipped)",
+                 *_median_time(lambda: risk.assess(adult, mechanism, {}, SEED, singling=False), repeat), None))
     if not skip_1m:
         big = load_dataset("census:1000000")
         rows.append((f"assess {mechanism}, census ({big.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
@@ -242,7 +389,17 @@ def main(argv=None) -> int:
                     help="with --anonymeter: recompute our figures only, keeping anonymeter's from the file")
     ap.add_argument("--attacks", type=int, default=1000)
     ap.add_argument("--table", action="store_true", help="print the releases table (markdown)")
+    ap.add_argument("--singling-out", action="store_true",
+                    help="write the singling-out reference figures (anonymeter's SinglingOutEvaluator)")
     args = ap.parse_args(argv)
+    if args.singling_out:
+        result = singling_reference(None if args.refresh_ours else args.anon_python, SINGLING_FILE)
+        print(f"{'release':45s} {'ours':>22s} {'anonymeter':>22s}")
+        for k, v in result["releases"].items():
+            o, a = v["ours"], v["anonymeter"]
+            print(f"{k:45s} {o['risk']:.3f} [{o['interval'][0]:.3f}, {o['interval'][1]:.3f}]   "
+                  f"{a['risk']:.3f} [{a['interval'][0]:.3f}, {a['interval'][1]:.3f}]")
+        return 0
     if args.table:
         releases_table(args.attacks)
         return 0

@@ -389,15 +389,13 @@ def session_table(session: "Session", frame, data: str | None = None, options: "
     from .table import load, load_table
 
     if data is not None:
-        # read whole, as the app read it: a session names its table by the frame's content hash, which the
-        # column-by-column path (hashing the file's bytes) does not compute
-        table = load(data, options=options, columnar=False)[0]
-        sess.check_table(session, table.content_hash, table.columns, f"'{data}'")
+        table = load(data, options=options)[0]  # either reader: both name a file by its bytes' hash
+        sess.check_table(session, table, f"'{data}'")
     elif frame is not None:
         table = sess.embedded_table(session, frame)
     elif session.table.kind == "sample":
         table = load_table(session.table.name)
-        sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
+        sess.check_table(session, table, f"the sample '{session.table.name}' here")
     else:
         raise DataError(f"The session's table is {session.table.describe()}, which is not inside the session file; "
                         "give that file's path as DATA.")

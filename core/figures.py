@@ -96,6 +96,93 @@ def _legend_on_top(fig: go.Figure) -> go.Figure:
     return fig
 
 
+#: one layout rule for every figure (issue 23 §4: legends over axis titles, a cut title): the title wrapped to
+#: lines of at most this many characters (a figure in half of a 1,024 px page holds about 40 bold ones) ...
+TITLE_CHARS = 40
+#: ... then the legend in rows under it, above the plot, each row holding about this many characters of entries
+#: (an entry's symbol counts as six), and the axes pushing the margins out to fit their tick labels and titles
+LEGEND_ROW_CHARS = 64
+TITLE_LINE_PX, LEGEND_ROW_PX, TOP_PAD_PX = 22, 21, 14
+
+
+def _wrap_lines(text: str, width: int) -> str:
+    """Break ``text`` into lines of at most ``width`` characters at spaces (``<br>`` between them)."""
+    if "<br>" in text or len(text) <= width:
+        return text
+    lines, line = [], ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join([*lines, line])
+
+
+def legend_rows(fig: go.Figure, row_chars: int = LEGEND_ROW_CHARS) -> int:
+    """How many rows the horizontal legend of ``fig`` takes (0: no legend shown), packing entries greedily."""
+    if fig.layout.showlegend is False:
+        return 0
+    names, seen = [], set()
+    for t in fig.data:
+        name = plain_text(t.name) if t.name else ""
+        group = t.legendgroup or name
+        if t.showlegend is False or not name or (group, name) in seen:
+            continue
+        seen.add((group, name))
+        names.append(name)
+    if not names or (len(names) == 1 and fig.layout.showlegend is not True):
+        return 0  # plotly shows no legend for one trace unless asked
+    legend_title = fig.layout.legend.title.text if fig.layout.legend and fig.layout.legend.title else None
+    rows, used = 1, len(plain_text(legend_title)) + 2 if legend_title else 0
+    for name in names:
+        size = len(name) + 6
+        if used and used + size > row_chars:
+            rows, used = rows + 1, 0
+        used += size
+    return rows
+
+
+def tidy(fig: go.Figure) -> go.Figure:
+    """Lay out ``fig`` so that nothing is cut or drawn over anything else; every figure of the pages and the
+    report goes through it (:func:`pages.ui.charts.chart`, the report's figures).
+
+    From the top: the title, wrapped to :data:`TITLE_CHARS` a line; the
+    legend, horizontal, in as many rows as its entries need
+    (:func:`legend_rows`), placed under the title in the figure's own
+    coordinates; subplot titles; then the plot, whose top margin is the sum
+    of those heights (the figure grows by what the margin grows, so the
+    plot keeps its size).  Every axis pushes the margins out to fit its tick
+    labels and title (``automargin``), so a legend never sits over an axis
+    title or slanted labels, as a legend placed under the plot did.
+    """
+    lay = fig.layout
+    title = lay.title.text if lay.title and lay.title.text else ""
+    if title:
+        title = _wrap_lines(title, TITLE_CHARS)
+    title_px = TOP_PAD_PX + TITLE_LINE_PX * (title.count("<br>") + 1) if title else TOP_PAD_PX
+    rows = legend_rows(fig)
+    legend_px = LEGEND_ROW_PX * rows
+    subplot_px = 24 if any(a.yref == "paper" and (a.y or 0) >= 1 for a in (lay.annotations or ())) else 0
+    top = title_px + legend_px + subplot_px + 10
+    height = int(lay.height or 450)
+    old_top = lay.margin.t if lay.margin and lay.margin.t is not None else 80
+    height = max(height, height + top - int(old_top))
+    fig.update_layout(height=height, margin={"t": top})
+    if title:
+        # plotly places a multi-line title by its first line and draws the others below it (anchored by its top,
+        # the block was shifted up and its first line cut): the first line's bottom goes where a one-line title's
+        # would, the others follow down to the legend
+        first = title_px - 4 - TITLE_LINE_PX * title.count("<br>")
+        fig.update_layout(title={"text": title, "yref": "container", "y": 1 - first / height, "yanchor": "bottom"})
+    if rows:
+        fig.update_layout(legend={"orientation": "h", "xanchor": "left", "x": 0, "yref": "container",
+                                  "yanchor": "top", "y": 1 - title_px / height})
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
 def _wrap(text: str, width: int) -> str:
     """Break a long axis title onto two lines (plotly does not wrap)."""
     if len(text) <= width or " " not in text:
@@ -455,6 +542,17 @@ UTILITY_MEASURES = {
     "large_error": "mean relative error of large counts (lower = more useful)",
     "small_error": "mean relative error of small counts (1-10)",
 }
+
+
+#: each measure's short name, for a picker whose box cuts a long label (the axis title keeps the full one)
+MEASURE_NAMES = {"added_risk": "added risk (0-1)", "inference_lift": "inference lift (×)",
+                 "inference_accuracy": "inference accuracy", "small_sum_disclosure": "small counts disclosed",
+                 "presence": "presence", "large_error": "error of large counts", "small_error": "error of small counts"}
+
+
+def measure_name(key: str) -> str:
+    """The short name of a map measure (:data:`MEASURE_NAMES`), or its key."""
+    return MEASURE_NAMES.get(key, key)
 
 
 def _point_hover(p, title: str) -> str:

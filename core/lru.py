@@ -416,6 +416,19 @@ def large_arrays(rows: int):
                 _set_threshold(_RESTING[0], TRIM_BYTES)
 
 
+def many_releases():
+    """:func:`large_arrays` for a computation that builds many releases in a row, on a table of any size.
+
+    The trade-off map sanitizes, evaluates and attacks dozens of settings:
+    at the resting 128 KiB each of their temporaries above that size (an
+    Adult column of int64 is 360 KiB) is a fresh mapping zeroed page by page,
+    and Adult's map spent 4-5 s of kernel time beside 10 s of user time
+    (0.2-0.5 s with the threshold raised, the same user time).  The
+    threshold goes back to rest when the computation ends.
+    """
+    return large_arrays(LARGE_ROWS)
+
+
 #: whether :func:`freeze_startup` has run in this process
 _FROZEN = [False]
 

@@ -30,6 +30,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+import plotly.graph_objects as go
+
 from . import __version__, figures, mechanisms
 from .bounds import BOUNDS
 from .errors import WorkbenchError
@@ -158,6 +160,7 @@ class _Figures:
     def __call__(self, fig, caption: str) -> str:
         i = len(self.specs)
         # "<" only occurs inside JSON strings, where \u003c is the same character: no "</script>" can close the block
+        fig = figures.tidy(go.Figure(fig))  # the pages' layout rule: nothing cut or drawn over an axis title
         self.specs.append(fig.to_json().replace("<", "\\u003c"))
         height = int(fig.layout.height or 450)
         summary = figures.figure_summary(fig)  # the chart's text alternative, its numbers in the table below
@@ -440,6 +443,14 @@ def risk_html(risk: Mapping[str, Any]) -> str:
     out = (f"<p><b>Its measured risk</b>: {_e(risk['sentence'])} ({risk['attacks']:,} attacks on people in a "
            f"measurement release of {risk['split']['train']:,} records and as many on {risk['split']['control']:,} "
            f"held out of it, split seed {risk['split']['seed']}; docs/risk.md)</p>")
+    so = risk.get("singling_out")
+    if so and so.get("applicable"):
+        out += (f"<p><b>Singling out</b>: {so['risk']:.3f} (95% interval {so['interval'][0]:.3f}-"
+                f"{so['interval'][1]:.3f}), {so['mode']} predicates on {so['n_cols']} QIs, {so['attacks']:,} asked "
+                f"({so['predicates']:,} isolate a published row), seed {'-'.join(str(x) for x in so['seed'])}; "
+                "beside the added risk, not part of it (docs/risk.md)</p>")
+    elif so:
+        out += f"<p><b>Singling out</b>: {_e(so.get('why', ''))}</p>"
     beside = risk.get("beside_verdict")
     if beside:
         out += f"<p class='{'cap' if 'agrees' in beside else 'warn'}'>{_e(beside)}</p>"

@@ -49,16 +49,23 @@ a control set:
   to [0, 1]; the figure signed is the attacker with the higher risk;
 * the baseline is a guess drawn from the prior (the SA distribution the
   measurement release estimates); it shows what guessing alone achieves;
-Singling out is not measured (see docs/risk.md: every record release here
-publishes each person's QI values as they are, so a QI predicate singles a
-person out of the release exactly as it does out of the table).
+* **singling out** (:mod:`core.singling_out`, anonymeter's
+  SinglingOutEvaluator): predicates on the QIs built from the measurement
+  release's per-person rows, each isolating one published row, scored by how
+  many isolate exactly one person of the training part vs of the control
+  part; "not applicable" where the release has no row per person.  Reported
+  beside the signed figure, not folded into it (:class:`RiskAssessment`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
+import weakref
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -66,6 +73,7 @@ from . import mechanisms
 from .counting import QueryBatch
 from .errors import NotEligible, ParameterError, WorkbenchError
 from .evaluate import Evaluation, evaluate_release
+from .rates import Rate, residual  # noqa: F401  (anonymeter's rates, shared with core.singling_out)
 from .release import Release, jsonable
 from .table import Dataset
 from .workload import Workload
@@ -222,7 +230,8 @@ def _scale(data: Dataset, release: Release, attacks: int | None) -> dict[str, An
     if attacks is None:
         return {}
     try:
-        a = assess(data, release.mechanism, release.source.get("raw_params", {}), release.seed, attacks=attacks)
+        a = assess(data, release.mechanism, release.source.get("raw_params", {}), release.seed, attacks=attacks,
+                   singling=False)
     except WorkbenchError:
         return {}
     s = a.signed
@@ -314,51 +323,9 @@ DEFAULT_ATTACKS = 1000
 DEFAULT_SPLIT_SEED = 0
 #: confidence level of every interval
 CONFIDENCE = 0.95
-_Z = 1.959963984540054  # the 97.5% normal quantile (scipy.stats.norm.ppf(0.975))
 #: risk figures a reader can call high / low when no other setting is at hand (:func:`reconcile`)
 HIGH_RISK = 0.10
 LOW_RISK = 0.02
-
-
-@dataclass(frozen=True)
-class Rate:
-    """A success rate as anonymeter states it: Wilson score centre and half-width at 95%.
-
-    >>> r = Rate.of(1000, 276)
-    >>> round(r.share, 3), round(r.value, 4), round(r.error, 4)
-    (0.276, 0.2769, 0.0277)
-    """
-
-    n: int
-    k: float  # successes (a sum of chances of success for the record-reading attacker)
-    value: float  # Wilson centre
-    error: float  # half-width
-
-    @property
-    def share(self) -> float:
-        return self.k / self.n if self.n else float("nan")
-
-    @classmethod
-    def of(cls, n: int, k: int) -> "Rate":
-        # anonymeter.stats.confidence.success_rate (Wilson 1927)
-        z2 = _Z * _Z
-        var = k * (n - k) / n if n else 0.0
-        den = n + z2
-        return cls(int(n), float(k), (k + 0.5 * z2) / den, (_Z / den) * math.sqrt(var + 0.25 * z2))
-
-
-def residual(attack: Rate, control: Rate) -> tuple[float, float, float]:
-    """``(risk, low, high)``: (attack - control) / (1 - control), error propagated, clipped to [0, 1].
-
-    anonymeter's ``residual_success`` and ``bind_value`` (stats/confidence.py).
-    """
-    a, c = attack.value, control.value
-    if c >= 1.0:
-        return float("nan"), 0.0, 1.0
-    value = (a - c) / (1.0 - c)
-    err = math.hypot(attack.error / abs(1.0 - c), control.error * (a - 1.0) / (1.0 - c) ** 2)
-    clip = lambda v: min(max(v, 0.0), 1.0)  # noqa: E731
-    return clip(value), clip(value - err), clip(value + err)
 
 
 @dataclass(frozen=True)
@@ -382,11 +349,25 @@ class Attack:
 class RiskAssessment:
     """The measured risk of one release (:func:`assess`): what a steward signs.
 
-    ``risk`` / ``interval`` are the signed figure: the attacker (of
-    ``attacks_by``) with the higher risk.  ``split`` records how the
-    measurement release was made: ``{"seed", "control_share", "train",
-    "control"}``; ``measurement_seed`` is the seed it was sanitized with (the
-    release's own).
+    ``risk`` / ``interval`` are the signed figure: the attribute-inference
+    attacker (of ``by``) with the higher risk.  ``singling_out`` (a
+    :class:`core.singling_out.SinglingOut`, or None when not measured) is
+    reported beside it and is *not* part of the signed figure that the pages,
+    the map, the recommender and ``--max-risk`` read.  Why (our choice, the
+    issue is silent): every mechanism here that publishes rows per person
+    publishes each person's QI values as they are (UP, RP, SDR, SPLU-Gen, DBR,
+    Anatomy, bucketization; PriView all QIs but one), so their singling-out
+    risk is the same for every setting (0.998 on Adult) while Mondrian's is 0
+    at every k >= 2.  Taking the largest of the attacks would put every setting
+    of seven mechanisms at that one figure: the scale could no longer tell a
+    setting from another, and the sliders a steward moves would not move it.
+    Singling out answers "does the release isolate a person?", which the
+    choice of mechanism (which QIs it publishes), not the setting, decides;
+    it is shown in its own sentence wherever the signed figure is.
+
+    ``split`` records how the measurement release was made: ``{"seed",
+    "control_share", "train", "control"}``; ``measurement_seed`` is the seed
+    it was sanitized with (the release's own).
     """
 
     mechanism: str
@@ -399,6 +380,7 @@ class RiskAssessment:
     baseline: Rate
     sa_values: int
     seconds: float = field(default=0.0, compare=False)
+    singling_out: Any = None  # core.singling_out.SinglingOut (None: not measured)
 
     @property
     def signed(self) -> Attack:
@@ -426,12 +408,14 @@ class RiskAssessment:
             "train_success": s.train.share, "control_success": s.control.share,
             "baseline_success": self.baseline.share,
             "attackers": [a.to_json() for a in self.by],
+            **({} if self.singling_out is None else {"singling_out": self.singling_out.to_json()}),
         })
 
     def sentence(self, qi_names: Sequence[str], sa_name: str) -> str:
         """The plain-language figure (issue 22): who guesses what, how often, and the added risk."""
         s = self.signed
-        return risk_sentence(s.train.share, s.control.share, s.risk, s.low, s.high, qi_names, sa_name)
+        text = risk_sentence(s.train.share, s.control.share, s.risk, s.low, s.high, qi_names, sa_name)
+        return text if self.singling_out is None else f"{text} {self.singling_out.clause()}"
 
 
 def risk_sentence(train: float, control: float, value: float, low: float, high: float, qi_names: Sequence[str],
@@ -511,8 +495,42 @@ def split(n: int, split_seed: int, control_share: float = CONTROL_SHARE) -> tupl
     return np.flatnonzero(~held), np.flatnonzero(held)
 
 
+#: the training part of each table (:func:`training_part`): dataset -> (split seed, train rows, control rows, part)
+_PARTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_PARTS_LOCK = threading.Lock()
+
+
+def training_part(data: Dataset, split_seed: int) -> tuple[np.ndarray, np.ndarray, Dataset]:
+    """``(training rows, control rows, the training part as a Dataset)`` of :func:`split`, one per table.
+
+    Every setting measured on a table (a map's sweep, the Sanitize page's
+    slider) is assessed on the same split, so the training part is cut once
+    and the same :class:`core.table.Dataset` object is sanitized each time:
+    what the mechanisms keep per dataset (its combinations, Mondrian's
+    partitions, the app's per-record memos) is then computed once for all the
+    settings instead of once per setting.  Kept beside ``data`` (a weak
+    reference: it goes with the table) for its latest split seed only; the
+    part holds 80% of the table's codes.
+    """
+    with _PARTS_LOCK:
+        got = _PARTS.get(data)
+    if got is not None and got[0] == split_seed:
+        return got[1], got[2], got[3]
+    from .experiments.seed002 import subset
+
+    train_rows, control_rows = split(data.n, split_seed)
+    train = subset(data, train_rows, f"risk-split-{split_seed}")
+    try:
+        with _PARTS_LOCK:
+            _PARTS[data] = (split_seed, train_rows, control_rows, train)
+    except TypeError:  # an object that cannot be weakly referenced: not kept
+        pass
+    return train_rows, control_rows, train
+
+
 def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
-           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> RiskAssessment:
+           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED,
+           singling: bool = True) -> RiskAssessment:
     """The measured risk of the release of ``mechanism`` at ``params`` with ``seed`` on ``data``.
 
     The table is split (:func:`split`, ``split_seed``); a measurement release
@@ -520,7 +538,10 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
     training and ``attacks`` control records (fewer on a small table: at most
     the control part's size) are attacked by each attacker of the module
     docstring; the signed risk is the higher.  Same inputs and seeds, same
-    figures (:meth:`RiskAssessment.to_json` byte for byte).
+    figures (:meth:`RiskAssessment.to_json` byte for byte).  ``singling``:
+    also measure singling out (:func:`core.singling_out.assess_release`,
+    ``attacks`` predicates, multivariate, seeded with ``(seed, split_seed,
+    0x5106)``; the map's points skip it, it is not part of their figure).
 
     Raises the mechanism's ParameterError for a bad parameter, and
     NotEligible (one sentence) when the training part cannot be sanitized
@@ -545,13 +566,20 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
         both = s.view.success(train, np.concatenate([s.t_qi, s.c_qi]), np.concatenate([s.t_sa, s.c_sa]))
         by.append(_attack("records", both[:k], both[k:]))
     base = rng.choice(train.m, size=k, p=_prior(release, train))
+    singled = None
+    if singling:
+        from . import singling_out
+
+        control_rows = training_part(data, s.split_seed)[1]  # the split cut for the measurement release
+        singled = singling_out.assess_release(release, train, np.stack([c[control_rows] for c in data.qi_codes], 1),
+                                              int(attacks), (s.seed, s.split_seed, singling_out.SEED_TAG))
     return RiskAssessment(
         mechanism=release.mechanism, params=dict(release.source.get("raw_params", {})), seed=s.seed,
         measurement_seed=s.seed,
         split={"seed": s.split_seed, "control_share": CONTROL_SHARE, "train": int(train.n),
                "control": int(data.n - train.n)},
         attacks=int(k), by=tuple(by), baseline=Rate.of(k, int(np.sum(base == s.t_sa))), sa_values=int(data.m),
-        seconds=time.perf_counter() - start)
+        seconds=time.perf_counter() - start, singling_out=singled)
 
 
 @dataclass(frozen=True, eq=False)
@@ -579,8 +607,6 @@ class Setup:
 def setup(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int, *,
           attacks: int = DEFAULT_ATTACKS, split_seed: int = DEFAULT_SPLIT_SEED) -> Setup:
     """The split, the measurement release, its published rows and the sampled targets (:func:`assess`)."""
-    from .experiments.seed002 import subset
-
     seed = mechanisms.check_seed(seed)
     if isinstance(attacks, bool) or not isinstance(attacks, (int, np.integer)) or attacks < 10:
         raise ParameterError(f"The 'attacks' setting of the risk measurement must be a whole number of at least 10. "
@@ -589,11 +615,10 @@ def setup(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed:
         raise ParameterError(f"The 'split_seed' setting of the risk measurement must be a whole number of at least 0. "
                              f"Got {split_seed!r}.")
     split_seed = int(split_seed)
-    train_rows, control_rows = split(data.n, split_seed)
-    if len(control_rows) < 10:
+    if int(round(data.n * CONTROL_SHARE)) < 10:
         raise NotEligible(f"The table has {data.n:,} records: too few to hold out a control set of at least 10 "
                           "to measure the risk against; load a larger table.")
-    train = subset(data, train_rows, f"risk-split-{split_seed}")
+    train_rows, control_rows, train = training_part(data, split_seed)
     try:
         release = mechanisms.sanitize(train, mechanism, params, seed)
     except WorkbenchError as exc:
@@ -639,6 +664,10 @@ def _prior(release: Release, data: Dataset) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- the record-reading attacker
+#: cells of the (targets x published combinations) distance matrix computed at a time
+_CHUNK_CELLS = 4_000_000
+
+
 def _key(v) -> str:
     """A label as text, integral floats without ``.0`` (Mondrian writes 37, not 37.0)."""
     if isinstance(v, (float, np.floating)) and float(v).is_integer():
@@ -683,7 +712,8 @@ class RowView:
         published labels are the table's, ``|a - b|`` over the column's range;
         per other QI, 0 if the labels are equal, else 1.  Computed against the
         distinct published QI combinations; a target with an exact match (the
-        smallest distance there is) is looked up, the others scanned in chunks.
+        smallest distance there is) is looked up, the others scanned in chunks
+        (:func:`_nearest`, whose answer is kept for the next release publishing the same combinations).
         """
         d = len(data.qi)
         numeric, pub, tgt, scale, sizes = [], [], [], [], []
@@ -732,30 +762,119 @@ class RowView:
             best[hit] = pos[hit]
         todo = np.flatnonzero(best < 0)
         C, m = len(counts), data.m
-        # rows per (combination, SA value), as a column-sliceable sparse matrix
-        from scipy import sparse
+        # rows per (combination, SA value): sorted keys ``combination * m + SA`` and their counts
+        pair_key, pair_count = np.unique(combo_of.astype(np.int64) * m + np.asarray(self.sa, np.int64),
+                                         return_counts=True)
 
-        per = sparse.csc_matrix((np.ones(len(self.sa)), (combo_of, np.asarray(self.sa, np.int64))), shape=(C, m))
-        per.sum_duplicates()
+        def rows_holding(combo: np.ndarray, value: np.ndarray) -> np.ndarray:
+            """Published rows of each combination ``combo[i]`` holding SA ``value[i]`` (0 where none)."""
+            if not len(pair_key):
+                return np.zeros(len(combo))
+            k = combo * m + value
+            pos = np.minimum(np.searchsorted(pair_key, k), len(pair_key) - 1)
+            return np.where(pair_key[pos] == k, pair_count[pos], 0).astype(np.float64)
+
         truth = np.asarray(truth, np.int64)
         out = np.zeros(n_t)
         hit = best >= 0
         if hit.any():
-            out[hit] = np.asarray(per[best[hit], truth[hit]]).ravel() / counts[best[hit]]
-        chunk = max(1, 4_000_000 // max(C, 1))
-        for s0 in range(0, len(todo), chunk):
-            idx = todo[s0:s0 + chunk]
-            dist = np.zeros((len(idx), C), np.float64)
-            for j in range(d):
-                if numeric[j]:
-                    vals, width = scale[j]
-                    dist += np.abs(vals[tgt[j][idx]][:, None] - vals[combo_vals[j]][None, :]) / width
-                else:
-                    dist += tgt[j][idx][:, None] != combo_vals[j][None, :]
-            tie = dist == dist.min(axis=1, keepdims=True)
-            right = per[:, truth[idx]].T.toarray()  # (targets, C): rows holding each target's own value
-            out[idx] = (tie * right).sum(axis=1) / (tie * counts[None, :]).sum(axis=1)
+            out[hit] = rows_holding(best[hit], truth[hit]) / counts[best[hit]]
+        if not len(todo):
+            return out
+        # the nearest combinations of each scanned target (ties: all of them), their rows and those holding its value
+        right, rows = np.zeros(len(todo)), np.zeros(len(todo))  # sums of whole numbers: exact in any order
+        for who, combo in _nearest(combo_vals, [t[todo] for t in tgt], numeric, scale, C):
+            right += np.bincount(who, weights=rows_holding(combo, truth[todo][who]), minlength=len(todo))
+            rows += np.bincount(who, weights=counts[combo].astype(np.float64), minlength=len(todo))
+        out[todo] = right / rows
         return out
+
+
+#: the nearest combinations of recent target sets (:func:`_nearest`): digest of the inputs -> its chunks' pairs
+_NEAREST: "OrderedDict[bytes, list[tuple[np.ndarray, np.ndarray]]]" = OrderedDict()
+#: answers kept, and the most (target, combination) pairs one may hold (16 bytes a pair: 4 MiB, 32 MiB in all)
+_NEAREST_KEEP, _NEAREST_PAIRS = 8, 250_000
+_NEAREST_LOCK = threading.Lock()
+
+
+def _nearest(combo_vals: list, tgt: list, numeric: list, scale: list, C: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(target, combination)`` pairs, chunk by chunk: each target's combinations at the smallest Gower distance.
+
+    All tied combinations are paired with their target.  ``combo_vals[j]`` /
+    ``tgt[j]``: QI j's code of every published combination / of every target
+    (-1: a value never published); ``scale[j]`` the numeric QI's values and
+    range.  The distance is summed in QI order as :meth:`RowView.success`
+    defines it: per QI, a table of the term of each value the targets hold to
+    every combination, rows gathered per chunk of :data:`_CHUNK_CELLS` cells
+    (the same sums bit for bit as adding the terms computed per pair; a QI
+    whose table would be larger than a chunk is computed per pair).
+
+    The pairs depend on the combinations and the targets only, not on the SA
+    published with them, and most record releases of a table publish the
+    same QI combinations (UP, RP, SDR, SPLU-Gen and DBR keep every record's
+    QI values, Anatomy and bucketization publish the QI table as it is; only
+    the SA or the order changes), so a map's sweep asks the same question
+    again and again: the latest :data:`_NEAREST_KEEP` answers of at most
+    :data:`_NEAREST_PAIRS` pairs are kept, keyed by a BLAKE2 digest of every
+    input.  A larger answer (ties with many combinations) is computed again
+    each time, one chunk in memory at a time.
+    """
+    h = hashlib.blake2b(digest_size=32)
+    h.update(np.asarray([C, len(tgt)], np.int64).tobytes())
+    for j, (cv, tv) in enumerate(zip(combo_vals, tgt)):
+        h.update(np.asarray([len(cv), len(tv), bool(numeric[j])], np.int64).tobytes())
+        h.update(np.ascontiguousarray(cv, np.int64).tobytes())
+        h.update(np.ascontiguousarray(tv, np.int64).tobytes())
+        if numeric[j]:
+            vals, width = scale[j]
+            h.update(np.ascontiguousarray(vals, np.float64).tobytes())
+            h.update(np.float64(width).tobytes())
+    key = h.digest()
+    with _NEAREST_LOCK:
+        got = _NEAREST.get(key)
+        if got is not None:
+            _NEAREST.move_to_end(key)
+    if got is not None:
+        yield from got
+        return
+    n = len(tgt[0]) if tgt else 0
+    terms = []
+    for j in range(len(tgt)):
+        tv, inv = np.unique(tgt[j], return_inverse=True)
+        if len(tv) * C > _CHUNK_CELLS:
+            terms.append(None)
+        elif numeric[j]:
+            vals, width = scale[j]
+            terms.append((np.abs(vals[tv][:, None] - vals[combo_vals[j]][None, :]) / width, inv.ravel()))
+        else:
+            terms.append(((tv[:, None] != combo_vals[j][None, :]).astype(np.float64), inv.ravel()))
+    chunk = max(1, _CHUNK_CELLS // max(C, 1))
+    kept: list | None = []
+    total = 0
+    for s0 in range(0, n, chunk):
+        size = min(chunk, n - s0)
+        dist = np.zeros((size, C), np.float64)
+        for j in range(len(tgt)):
+            if terms[j] is not None:
+                table, inv = terms[j]
+                dist += table[inv[s0:s0 + chunk]]
+            elif numeric[j]:
+                vals, width = scale[j]
+                dist += np.abs(vals[tgt[j][s0:s0 + chunk]][:, None] - vals[combo_vals[j]][None, :]) / width
+            else:
+                dist += tgt[j][s0:s0 + chunk][:, None] != combo_vals[j][None, :]
+        who, combo = np.nonzero(dist == dist.min(axis=1, keepdims=True))
+        del dist
+        pair = (who + s0, combo)
+        total += len(who)
+        if kept is not None:
+            kept = kept + [pair] if total <= _NEAREST_PAIRS else None
+        yield pair
+    if kept is not None:
+        with _NEAREST_LOCK:
+            _NEAREST[key] = kept
+            while len(_NEAREST) > _NEAREST_KEEP:
+                _NEAREST.popitem(last=False)
 
 
 def published_rows(release: Release, data: Dataset, rng: np.random.Generator) -> RowView | None:
@@ -833,7 +952,8 @@ def risk_block(data: Dataset, setting, verdict=None) -> dict[str, Any]:
     :func:`core.risk.assess` attacks a measurement release of a seeded 80%
     of the table and scores each attacker against the held-out 20%; the
     block holds its figures (risk, 95% interval, split, attacks,
-    measurement seed), ``sentence`` (the plain-language figure) and
+    measurement seed; ``singling_out``: :mod:`core.singling_out`'s N,
+    mode, seed and figures, or why it does not apply), ``sentence`` (the plain-language figure) and
     ``beside_verdict`` (one sentence setting the verdict and the risk side
     by side, :func:`core.risk.reconcile`).  A table of more than
     :data:`RISK_ROWS` records, or one the measurement cannot run on, gets

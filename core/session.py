@@ -195,9 +195,14 @@ class TableRef:
     #: how an upload was read (:meth:`core.data.read.ReadResult.record`: the format and the options given: names
     #: typed, header choice, delimiter, markers ...), so reopening reads the same file the same way (issue 23 §3)
     read: Mapping[str, Any] | None = None
+    #: a zip's embedded table: the hash of its values (:func:`core.table.values_hash`), which the Parquet copy
+    #: inside the zip is checked against; ``content_hash`` stays the hash of the file it was read from
+    values_hash: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "content_hash": self.content_hash}
+        if self.values_hash is not None:
+            out["values_hash"] = self.values_hash
         if self.rows is not None:
             out["rows"] = int(self.rows)
         if self.read:
@@ -211,6 +216,17 @@ class TableRef:
         from .data.read import ReadOptions
 
         return ReadOptions.from_json(self.read)
+
+    def names(self, table) -> bool:
+        """Whether ``table`` (a :class:`core.table.Table`) is this one: its hash, read the same way.
+
+        The content hash of a file is its bytes'; the same bytes read with
+        other options (header, delimiter, markers) are another table.
+        """
+        if not table.known_as(self.content_hash):
+            return False
+        return not self.read or json.dumps(dict(self.read), sort_keys=True, default=str) == \
+            json.dumps(dict(table.read or {}), sort_keys=True, default=str)
 
     def describe(self) -> str:
         what = f"the sample '{self.name}'" if self.kind == "sample" else f"the uploaded file '{self.name}'"
@@ -357,10 +373,17 @@ def dumps(session: Session) -> str:
 
 
 def to_bytes(session: Session, frame: pd.DataFrame | None = None) -> bytes:
-    """The session file: JSON, or a zip with the JSON and ``frame`` as Parquet when a frame is given."""
-    text = dumps(session).encode("utf-8")
+    """The session file: JSON, or a zip with the JSON and ``frame`` as Parquet when a frame is given.
+
+    The zip's JSON names the frame's values hash beside the table's content
+    hash (the file's), so reopening checks the copy and keeps the file's hash.
+    """
     if frame is None:
-        return text
+        return dumps(session).encode("utf-8")
+    from .table import values_hash
+
+    session = replace(session, table=replace(session.table, values_hash=values_hash(frame)))
+    text = dumps(session).encode("utf-8")
     buf = io.BytesIO()
     table = io.BytesIO()
     frame.to_parquet(table, index=False)
@@ -545,8 +568,8 @@ def _parse(doc: Any, filename: str) -> Session:
                 "history", "decision"],
           ["table", "columns", "current"], "the file", filename)
     t = _expect(doc["table"], dict, "the table entry", filename)
-    _keys(t, ["kind", "name", "content_hash", "rows", "read"], ["kind", "name", "content_hash"], "the table entry",
-          filename)
+    _keys(t, ["kind", "name", "content_hash", "values_hash", "rows", "read"], ["kind", "name", "content_hash"],
+          "the table entry", filename)
     kind = _expect(t["kind"], str, "the table's kind", filename)
     if kind not in {"sample", "upload"}:
         raise _fail(filename, f"the table's kind must be 'sample' or 'upload', not '{kind}'")
@@ -554,8 +577,13 @@ def _parse(doc: Any, filename: str) -> Session:
     chash = _expect(t["content_hash"], str, "the table's content hash", filename)
     if not name.strip():
         raise _fail(filename, "the table's name is empty")
-    if len(chash) != 16 or any(c not in "0123456789abcdef" for c in chash):
-        raise _fail(filename, f"the table's content hash must be 16 hexadecimal digits, not '{chash[:40]}'")
+    vhash = t.get("values_hash")
+    for what, h in (("content hash", chash), ("values hash", vhash)):
+        if h is None and what == "values hash":
+            continue
+        h = _expect(h, str, f"the table's {what}", filename)
+        if len(h) != 16 or any(c not in "0123456789abcdef" for c in h):
+            raise _fail(filename, f"the table's {what} must be 16 hexadecimal digits, not '{h[:40]}'")
     if kind == "sample":
         from .samples import is_sample
 
@@ -573,7 +601,7 @@ def _parse(doc: Any, filename: str) -> Session:
             TableRef(kind, name, chash, rows, read).read_options()
         except (TypeError, ValueError, DataError) as exc:
             raise _fail(filename, f"the table's read options cannot be used ({str(exc).rstrip('.')})") from None
-    table = TableRef(kind, name, chash, rows, read)
+    table = TableRef(kind, name, chash, rows, read, vhash)
 
     cols = _expect(doc["columns"], dict, "the columns entry", filename)
     _keys(cols, ["sensitive", "qi"], ["sensitive", "qi"], "the columns entry", filename)
@@ -693,23 +721,38 @@ def make_decision(chosen: str, pins: Sequence[Pin], rationale: str = "", reviewe
 
 
 # ------------------------------------------------------------------ the table
-def check_table(session: Session, content_hash: str, columns: Sequence[str], label: str = "the table") -> None:
-    """Refuse a table that is not the session's: another content hash, or the session's columns missing."""
-    if content_hash != session.table.content_hash:
+def check_table(session: Session, table, label: str = "the table") -> None:
+    """Refuse a table that is not the session's: another content hash, or the session's columns missing.
+
+    ``table`` is a :class:`core.table.Table`; it matches by its content hash
+    or by a hash an older version gave it (:meth:`core.table.Table.known_as`).
+    """
+    if not table.known_as(session.table.content_hash):
         raise SessionError(f"This session was saved on {session.table.describe()}, but {label} has content hash "
-                           f"{content_hash}; load that table (or open the session with its table embedded).")
-    missing = [c for c in (session.sensitive, *session.qi) if c not in columns]
+                           f"{table.content_hash}; load that table (or open the session with its table embedded).")
+    missing = [c for c in (session.sensitive, *session.qi) if c not in table.columns]
     if missing:
         raise SessionError(f"The session's column{'s' if len(missing) > 1 else ''} "
                            f"{', '.join(repr(c) for c in missing)} are not in {label}.")
 
 
 def embedded_table(session: Session, frame: pd.DataFrame):
-    """The zip's embedded table as a :class:`core.table.Table`, checked against the session's content hash."""
-    from .table import make_table
+    """The zip's embedded table as a :class:`core.table.Table`, checked against the session.
 
-    table = make_table(frame, session.table.name)
-    check_table(session, table.content_hash, table.columns, f"the table inside the file")
+    The copy's values must have the hash the zip names (``values_hash``; a
+    zip saved before it existed named the values by ``content_hash``). The
+    table keeps the session's content hash (the hash of the file it was read
+    from) and read options, so its releases' manifests are those the file
+    gives.
+    """
+    from .table import make_table, values_hash
+
+    ref = session.table
+    table = make_table(frame, ref.name, dict(ref.read) if ref.read else None, content_hash=ref.content_hash)
+    if values_hash(table.frame) != (ref.values_hash or ref.content_hash):
+        raise SessionError(f"The table inside the file is not the one this session was saved on "
+                           f"({ref.describe()}); save the session again.")
+    check_table(session, table, "the table inside the file")
     return table
 
 

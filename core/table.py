@@ -12,6 +12,7 @@ single sentence saying what to do.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -41,12 +42,24 @@ MAX_BYTES = _read.MAX_BYTES
 class Table:
     """A loaded table: the frame (original labels), a display name and a content hash.
 
-    The hash covers column names and cell values (not the file format), so
-    the same data loaded from CSV or Parquet shares cached results.
+    The content hash (issue 24 §5: one hash whichever reader read it) is
+    that of the input the steward holds:
+
+    * a table read from a file (or an upload's bytes): the first 16 hex digits
+      of the SHA-256 of the file's bytes, the same whether the file was read
+      whole into a frame or column by column (``sha256sum FILE`` shows it);
+      a folder of parts: each part's name relative to the folder and bytes;
+    * a table with no file (a generated sample, a frame in memory): the hash
+      of its column names and cell values (:func:`values_hash`).
+
+    The file's bytes do not say how they were read: :attr:`key`, which the
+    caches use, adds the read options, so the same bytes read two ways are two
+    tables. A table also answers to the hashes older versions gave it
+    (:meth:`known_as`), so a session saved before still opens.
 
     A large file on disk is not loaded into a frame: ``frame`` is None and
     ``source`` (a :class:`core.data.load.Source`) reads the chosen columns
-    when the table is bound; its hash covers the files' bytes instead.
+    when the table is bound.
     """
 
     frame: pd.DataFrame | None
@@ -59,6 +72,24 @@ class Table:
     #: what the reader said about how it read the file (a bytes column decoded as text ...): every release of the
     #: table carries these in its notes, so the manifest and the CLI say them too
     notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The cache identity: the content hash, and how the file was read (:func:`table_key`)."""
+        return table_key(self.content_hash, self.read)
+
+    def known_as(self, content_hash: str) -> bool:
+        """Whether ``content_hash`` names this table: its hash, or one an older version gave it.
+
+        Before issue 24 a table read whole was named by its values
+        (:func:`values_hash`) and one read column by column by its file's name
+        and bytes; a session saved then holds one of those.
+        """
+        if content_hash == self.content_hash:
+            return True
+        if self.frame is not None and content_hash == values_hash(self.frame):
+            return True
+        return self.source is not None and content_hash == self.source.legacy_hash()
 
     @property
     def columns(self) -> list[str]:
@@ -80,18 +111,42 @@ class Table:
         return cached
 
 
-def content_hash(frame: pd.DataFrame) -> str:
-    """SHA-256 of the column names and values (first 16 hex digits)."""
+def values_hash(frame: pd.DataFrame) -> str:
+    """SHA-256 of the column names and values (first 16 hex digits): the hash of a table with no file."""
     h = hashlib.sha256()
     h.update("\x1f".join(map(str, frame.columns)).encode("utf-8"))
     h.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
     return h.hexdigest()[:16]
 
 
-def make_table(frame: pd.DataFrame, name: str, read: dict | None = None) -> Table:
-    """Validate a frame's shape and wrap it as a :class:`Table` (``read``: how it was read, for the manifest)."""
+content_hash = values_hash  # the name callers used before file hashes (issue 24 §5)
+
+
+def file_hash(data: bytes | memoryview) -> str:
+    """SHA-256 of a file's bytes, first 16 hex digits: the content hash of a table read from that file."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def table_key(content_hash: str, read: dict | None) -> str:
+    """A cache key: ``content_hash``, plus a digest of the read options when a file was read.
+
+    The content hash of a file is its bytes'; the same bytes read with
+    another delimiter, header or missing-value markers are another table.
+    """
+    if not read:
+        return content_hash
+    text = json.dumps(read, sort_keys=True, default=str, ensure_ascii=False)
+    return f"{content_hash}+{hashlib.sha256(text.encode('utf-8')).hexdigest()[:8]}"
+
+
+def make_table(frame: pd.DataFrame, name: str, read: dict | None = None, content_hash: str | None = None) -> Table:
+    """Validate a frame's shape and wrap it as a :class:`Table` (``read``: how it was read, for the manifest).
+
+    ``content_hash``: the file's (:func:`file_hash`) when the frame was read
+    from one; None names the table by its values (:func:`values_hash`).
+    """
     frame = _check_frame(frame, name)
-    return Table(frame=frame, name=name, content_hash=content_hash(frame), read=read)
+    return Table(frame=frame, name=name, content_hash=content_hash or values_hash(frame), read=read)
 
 
 def load_table(source: str | os.PathLike | bytes, filename: str | None = None,
@@ -151,7 +206,7 @@ def load(source: str | os.PathLike | bytes, filename: str | None = None,
             )
         data = _read.read_file(path, name, MAX_BYTES)  # a regular file only (not /dev/zero), within the limit
     result = _read.read(data, name, options, max_rows=MAX_ROWS, max_bytes=MAX_BYTES)
-    table = make_table(result.frame, name, result.record())
+    table = make_table(result.frame, name, result.record(), content_hash=file_hash(data))
     return (replace(table, notes=tuple(result.notes)) if result.notes else table), result
 
 
@@ -308,8 +363,9 @@ class Dataset:
 
     @property
     def key(self) -> str:
-        """Identifies (content, SA, QIs, bands) for caching."""
-        key = f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+        """Identifies (content and how it was read, SA, QIs, bands) for caching."""
+        content = self.table.key if self.table is not None else self.content_hash
+        key = f"{content}|{self.sa}|{','.join(self.qi)}"
         return key + ("|" + ";".join(b.text() for b in self.bands) if self.bands else "")
 
     def band_specs(self) -> dict[str, dict[str, Any]]:
@@ -431,18 +487,28 @@ def bind(table: Table, sa: str | None = None, qi: Sequence[str] | None = None,
     if dropped:
         chosen = chosen.loc[keep]
     sa_col = encode(chosen[sa], sa)
+    _check_sa(sa, sa_col)
+    qis = [encode(bands[c].apply(chosen[c]) if c in bands else chosen[c], c) for c in qi]
+    return _dataset(table, sa, qi, sa_col, qis, dropped, row_index, bands)
+
+
+def _check_sa(sa: str, sa_col: Column) -> None:
+    """The SA must have two values or more, and not one per row (an identifier): both binders' check."""
     if sa_col.size < 2:
         raise DataError(
             f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_col.labels[0])}'); "
             "there is nothing to protect; choose another column."
         )
-    n = len(chosen)
+    n = len(sa_col.codes)
     if n >= 20 and sa_col.size == n:
         raise DataError(
             f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
             "not a sensitive attribute; choose another column."
         )
-    qis = [encode(bands[c].apply(chosen[c]) if c in bands else chosen[c], c) for c in qi]
+
+
+def _dataset(table: Table, sa: str, qi: Sequence[str], sa_col: Column, qis: Sequence[Column], dropped: int,
+             row_index: np.ndarray | None, bands: Mapping[str, Any]) -> Dataset:
     return Dataset(
         name=table.name,
         content_hash=table.content_hash,
@@ -541,33 +607,8 @@ def _bind_columnar(table: Table, sa: str | None, qi: Sequence[str] | None,
             out[c] = Column(name=c, codes=narrow(codes, len(labels)), labels=labels, numeric=numeric)
         del codes
     sa_col = out[sa]
-    if sa_col.size < 2:
-        raise DataError(
-            f"The sensitive attribute '{clip(sa)}' has a single value ('{clip(sa_col.labels[0])}'); "
-            "there is nothing to protect; choose another column."
-        )
-    n = len(sa_col.codes)
-    if n >= 20 and sa_col.size == n:
-        raise DataError(
-            f"'{clip(sa)}' has a different value in every row, so it looks like an identifier, "
-            "not a sensitive attribute; choose another column."
-        )
-    qis = [out[c] for c in qi]
-    return Dataset(
-        name=table.name,
-        content_hash=table.content_hash,
-        sa=sa,
-        qi=tuple(qi),
-        sa_codes=sa_col.codes,
-        sa_labels=sa_col.labels,
-        qi_codes=tuple(c.codes for c in qis),
-        qi_labels=tuple(c.labels for c in qis),
-        qi_numeric=tuple(c.numeric for c in qis),
-        rows_dropped=dropped,
-        table=table,
-        row_index=row_index,
-        bands=tuple(bands[c] for c in qi if c in bands),
-    )
+    _check_sa(sa, sa_col)
+    return _dataset(table, sa, qi, sa_col, [out[c] for c in qi], dropped, row_index, bands)
 
 
 def check_choice(sa: str, qi: Sequence[str]) -> tuple[str, ...]:

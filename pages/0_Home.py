@@ -19,6 +19,7 @@ from pages.ui import cached, preview, state
 from pages.ui import columns as uicols
 from pages.ui import data as uidata
 from pages.ui import risk as uirisk
+from pages.ui import fmt
 from pages.ui.fmt import md
 from pages.ui.params import summary
 from pages.ui.state import exact_values
@@ -162,17 +163,22 @@ except uidata.TableProblem as exc:
     st.stop()
 
 # ------------------------------------------------------------------ columns
+#: the SA, QIs and bands last chosen per table in this session (``{table id: (sa, qis, bands)}``)
+COLUMNS_BY_TABLE = "wb_columns_by_table"
 st.header("2. Choose the sensitive attribute and the QI columns")
 columns = table.columns
-table_id = f"{table.name}|{table.content_hash}"
+table_id = f"{table.name}|{table.key}"
 if ss.get("_w_cols_for") != table_id:
     ss.pop("w_sa", None)
     ss.pop("w_qi", None)
     for key in [k for k in ss if isinstance(k, str) and k.startswith("w_band_")]:
         del ss[key]  # the band pickers are drawn again from wb_bands
     if ss.get("_w_cols_for") is not None:
-        # another table chosen here: its own proposal and no bands, not the previous table's where they fit
-        ss[state.SA], ss[state.QI], ss[state.BANDS] = None, None, {}
+        # another table chosen here: the columns and bands last chosen on it in this session (so coming back to
+        # a table brings back its pins and decision, which belong to those columns), else its own proposal
+        # and no bands, not the previous table's where they fit
+        sa_, qi_, bands_ = ss.get(COLUMNS_BY_TABLE, {}).get(table_id, (None, None, {}))
+        ss[state.SA], ss[state.QI], ss[state.BANDS] = sa_, qi_, dict(bands_)
     ss["_w_cols_for"] = table_id
 sa0, qi0 = uidata.columns_for(table)
 proposal = uidata.proposal(table)
@@ -197,6 +203,7 @@ with c2:
 uicols.reasons_table(proposal)
 uicols.identifier_warnings(table, proposal, sa, tuple(qi))
 bands = uicols.band_picker(table, tuple(qi), proposal.bandable if proposal is not None else ())
+ss.setdefault(COLUMNS_BY_TABLE, {})[table_id] = (sa, tuple(qi), dict(bands or {}))
 ui.sidebar_status()
 state.sync_url()
 
@@ -204,7 +211,7 @@ if not qi:
     st.warning("Choose at least one QI column: queries select records by their QI values.")
     st.stop()
 try:
-    data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands))
+    data = cached.dataset(table, table.key, sa, tuple(qi), cached.band_items(bands))
 except WorkbenchError as exc:
     st.error(md(exc))
     st.stop()
@@ -249,62 +256,97 @@ if not checked:
     if st.button("Check every mechanism's guarantee", key="w_check_verdicts"):
         ss["wb_verdicts_for"] = data.key
         st.rerun()
-rows = []
-risk_of: dict[str, tuple] = {}  # mechanism title -> (cached.risk arguments, verdict) for the risk column
+#: issue 23 §5: the verdicts are computed behind the page (a change of SA, QI or banding ends its run at once) and
+#: a fragment fills the table as they come in, with a progress bar; the page tests (WORKBENCH_VERDICT_SEARCH=inline,
+#: no fragment timers in AppTest) compute them in the run
+BEHIND = cached.search_behind_page()
+seed = int(ss[state.SEED])
+entries: list[tuple[str, object, object, tuple | None, str | None]] = []  # (title, params text, ..., args, error)
 for name, mech in MECHANISMS.items():
     raw = state.mech_params(name)
     try:
         values = mech.resolve(raw)
-        if checked:
-            args = (data, data.key, name, cached.items(values), int(ss[state.SEED]))
-            verdict = cached.verdict(*args)
-            cells = verdict.cells()
-            if verdict.runs:
-                risk_of[mech.title] = (args, verdict)
-        else:
-            ok, message, _ = cached.eligibility(data, data.key, name, cached.items(values))
-            cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
-            cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = "" if ok else message
-            if ok:
-                cells[guarantee.SHORT[guarantee.FAILS]] = cells[guarantee.SHORT[guarantee.MEETS]] = "not checked yet"
+        entries.append((mech.title, summary(mech.params, values), name, (data, data.key, name, cached.items(values),
+                                                                         seed), None))
     except WorkbenchError as exc:
-        values = raw
-        cells = {guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}
-        cells[guarantee.SHORT[guarantee.CANNOT_RUN]] = str(exc)
-    rows.append({"mechanism": mech.title, "parameters": summary(mech.params, values), **cells})
+        entries.append((mech.title, summary(mech.params, raw), name, None, str(exc)))
 RISK_COLUMN = "measured risk (added, 95% interval)"
+SINGLING_COLUMN = "singling out (added, 95% interval)"
+PEOPLE_COLUMN = "a count in people (95% interval)"
 
 
-def _risk_cells() -> tuple[dict[str, str], int]:
-    """Each runnable mechanism's measured risk cell (the manifest's figure), and how many are still measuring."""
-    cells, waiting = {}, 0
-    for title, (args, verdict) in risk_of.items():
-        block = uirisk.ready(args)
-        waiting += block is None
-        if block is None:
-            cells[title] = "measuring…"
+def _verdict(args: tuple):
+    """The verdict when known (computed in the run when the page tests ask it), else started behind the page."""
+    if not BEHIND or cached.verdict.is_cached(*args):
+        return cached.verdict(*args)
+    cached.in_background(cached.verdict, *args)
+    return None
+
+
+def _rows() -> tuple[list[dict], int, int, int]:
+    """The table's rows, and how many verdicts, risks and count intervals are still being computed."""
+    rows, checking, measuring, counting = [], 0, 0, 0
+    for title, params, name, args, error in entries:
+        row = {"mechanism": title, "parameters": params, **{guarantee.SHORT[o]: "" for o in guarantee.OUTCOMES}}
+        risk_cell = singling_cell = people_cell = "–"
+        if args is None:
+            row[guarantee.SHORT[guarantee.CANNOT_RUN]] = error
+        elif not checked:
+            ok, message, _ = cached.eligibility(*args[:4])
+            row[guarantee.SHORT[guarantee.CANNOT_RUN]] = "" if ok else message
+            if ok:
+                row[guarantee.SHORT[guarantee.FAILS]] = row[guarantee.SHORT[guarantee.MEETS]] = "not checked yet"
+                risk_cell = singling_cell = people_cell = "not checked yet"
         else:
-            block = api.beside_verdict(block, verdict)
-            cells[title] = uirisk.short(block) + (f" — {block['beside_verdict']}"
-                                                  if "agrees" not in block.get("beside_verdict", "agrees") else "")
-    return cells, waiting
+            verdict = _verdict(args)
+            if verdict is None:
+                checking += 1
+                row[guarantee.SHORT[guarantee.FAILS]] = row[guarantee.SHORT[guarantee.MEETS]] = "checking…"
+                risk_cell = singling_cell = people_cell = "…"
+            else:
+                row.update(verdict.cells())
+                if verdict.runs:
+                    block = uirisk.ready(args)
+                    measuring += block is None
+                    if block is None:
+                        risk_cell = singling_cell = "measuring…"
+                    else:
+                        singling_cell = uirisk.singling_short(block)
+                        block = api.beside_verdict(block, verdict)
+                        risk_cell = uirisk.short(block) + (f" — {block['beside_verdict']}" if "agrees" not in
+                                                           block.get("beside_verdict", "agrees") else "")
+                    people = uirisk.ready(args, cached.people)
+                    counting += people is None
+                    people_cell = "measuring…" if people is None else fmt.people_short(people)
+        rows.append({**row, RISK_COLUMN: risk_cell, SINGLING_COLUMN: singling_cell, PEOPLE_COLUMN: people_cell})
+    return rows, checking, measuring, counting
 
 
 def _verdict_table() -> None:
-    cells, waiting = _risk_cells()
-    frame = pd.DataFrame([{**r, RISK_COLUMN: cells.get(r["mechanism"], "–" if checked else "not checked yet")}
-                          for r in rows]).set_index("mechanism")
-    st.table(frame)
+    rows, checking, measuring, counting = _rows()
+    runnable = sum(args is not None for *_, args, _e in entries)
+    if checking:
+        st.progress(1 - checking / max(runnable, 1),
+                    text=f"Checking each mechanism's guarantee on {data.n:,} records (a release each, and the "
+                         f"nearest setting that meets it): {runnable - checking} of {runnable} done…")
+    elif measuring or counting:
+        st.progress(1 - (measuring + counting) / max(2 * runnable, 1),
+                    text=f"Measuring the risk and the count intervals: {measuring + counting} figures to go…")
+    st.table(pd.DataFrame(rows).set_index("mechanism"))
     st.caption("Measured risk: what an attacker who knows a person's QIs learns of their sensitive value from "
                "the release beyond what it teaches about people held out of it (0 nothing, 1 everything), "
                "the same scale for every mechanism (docs/risk.md); where it disagrees with the verdict the cell "
-               "says so." + (f" Measuring {waiting} of {len(risk_of)}…" if waiting else ""))
-    if not waiting and ss.get("wb_home_risk_polling"):
+               "says so. Singling out: how often a combination of QI values read off the published rows "
+               "isolates one person of the table beyond one not in it; shown beside the added risk, not part of "
+               "it. A count in people: a true count of 10 (and of 1,000) is published within this many "
+               "people of it 95% of the time (the release's own estimator; Query error shows it per band).")
+    if not (checking or measuring or counting) and ss.get("wb_home_risk_polling"):
         ss["wb_home_risk_polling"] = False
         st.rerun()  # every figure is in: one full run draws the table without polling
 
 
-if any(uirisk.pending(args) for args, _ in risk_of.values()):
+_now, _checking, _measuring, _counting = _rows()
+if _checking or _measuring or _counting:
     ss["wb_home_risk_polling"] = True
     st.fragment(run_every=0.7)(_verdict_table)()
 else:

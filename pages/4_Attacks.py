@@ -25,9 +25,10 @@ modules = attacks.discover()
 if not modules:
     st.info("No attack views are installed yet.")
 else:
-    tabs = st.tabs([m.TITLE for m in modules])
+    tabs = st.tabs([ui.layout.tab_label(m.TITLE) for m in modules])  # short: the strip fits, none cut
     for tab, module in zip(tabs, modules):
         with tab:
+            st.subheader(module.TITLE)
             try:
                 module.render(data)
             except Exception as exc:  # one broken view must not hide the others or show a traceback

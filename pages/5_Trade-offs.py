@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from core import figures
+from core import lru as core_lru
 from core.errors import WorkbenchError
 from core.intervals import count_intervals, people
 from core.mechanisms import MECHANISMS
@@ -64,8 +65,11 @@ def _target_inputs(params, stored: dict) -> dict:
     the declared Param made required (its presets, range and help).
     """
     raw = {}
-    for col, p in zip(st.columns(len(params)), params):
-        with col:
+    per_row = 3  # at most three targets a row: five in one row cut their labels ("set a target for P_s…")
+    for i, p in enumerate(params):
+        if i % per_row == 0:
+            cols = st.columns(per_row)
+        with cols[i % per_row]:
             if p.optional:
                 on_key = f"w_to_goal_{p.name}__on"
                 state.seed_widget(on_key, stored.get(p.name, p.default) is not None, lambda v: isinstance(v, bool))
@@ -96,8 +100,11 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
     on the same workload, attacked on the same sample), so measuring them at
     the same time (:func:`cached.in_parallel`) changes no figure.  The
     workload and the attack's sample are built first, once, and shared.
-    The points of ``keys`` measured so far are drawn as they come (at most
-    every :data:`STREAM_SECONDS`), so the map fills in while it is measured.
+    The points of ``keys`` measured so far are drawn as they come (the first
+    as soon as it is measured, then at most every :data:`STREAM_SECONDS`), so
+    the map fills in while it is measured.  Meanwhile glibc keeps the freed
+    pages of the releases' temporaries for the next ones
+    (:func:`core.lru.many_releases`; at rest each would be a fresh mapping).
     """
     cached.workload(data, data.key, "seed000", cached.items({"queries": queries, "max_attrs": 3, "seed": seed}))
     cached.targets(data, data.key, records, seed)
@@ -109,7 +116,7 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
 
     bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")
     live = st.empty()
-    last = [time.monotonic()]
+    last = [time.monotonic() - STREAM_SECONDS]  # the first point is drawn as soon as it is measured
 
     def done(i, n):
         bar.progress(i / n, text=f"Measured {i} of {n} settings…")
@@ -120,7 +127,8 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
                                   key=f"chart_map_live_{i}")
             last[0] = time.monotonic()
 
-    cached.in_parallel([call(name, params, key) for (name, params), key in todo], done=done)
+    with core_lru.many_releases():  # dozens of releases in a row: their temporaries reuse the heap's pages
+        cached.in_parallel([call(name, params, key) for (name, params), key in todo], done=done)
     bar.empty()
     live.empty()
 
@@ -245,14 +253,19 @@ if not points:
 
 # ------------------------------------------------------------------ the map
 st.header("The risk-utility map")
-c1, c2, c3 = st.columns([2, 2, 1])
+c1, c2, c3 = st.columns([5, 5, 2])
 risk_keys, util_keys = list(figures.RISK_MEASURES), list(figures.UTILITY_MEASURES)
 state.seed_widget("w_to_risk", t.get("risk", risk_keys[0]), lambda v: v in risk_keys)
 state.seed_widget("w_to_util", t.get("utility", util_keys[0]), lambda v: v in util_keys)
 with c1:
-    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", format_func=figures.RISK_MEASURES.get)
+    # the picker shows the measure's short name (a long one was cut in the box); the help and the axis title say it all
+    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", format_func=figures.measure_name,
+                            help="\n\n".join(f"**{figures.measure_name(k)}**: {v}"
+                                               for k, v in figures.RISK_MEASURES.items()))
 with c2:
-    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", format_func=figures.UTILITY_MEASURES.get)
+    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", format_func=figures.measure_name,
+                            help="\n\n".join(f"**{figures.measure_name(k)}**: {v}"
+                                               for k, v in figures.UTILITY_MEASURES.items()))
 with c3:
     state.seed_widget("w_to_log", bool(t.get("log", True)), lambda v: isinstance(v, bool))
     log_y = st.toggle("Log error axis", key="w_to_log")
@@ -388,7 +401,7 @@ for r in recs:
     for c in r.checks:
         row[c.target] = ("–" if c.value is None else f"{c.value:.3g}") + (" ✓" if c.ok else " ✗") + f" ({c.source})"
     rec_rows.append(row)
-st.dataframe(pd.DataFrame(rec_rows), hide_index=True, key="to_recs")
+st.table(pd.DataFrame(rec_rows), hide_index=True)  # a static table: every column shown, long settings wrap
 st.caption("✓ met, ✗ missed. 'analytical (exact)' values come from the papers' exact formulas (SPLU-Gen's "
            "binomial sawtooth, the Laplace tail); 'empirical' ones were measured on this table's release with "
            f"seed {seed}. A nearest miss names the target furthest from being met. Only the settings measured on the "

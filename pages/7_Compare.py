@@ -142,6 +142,7 @@ for name, r in results.items():
         continue
     risk = r["risk"]
     _put("measured risk (added, 95% interval)", name, uirisk.short(risk))
+    _put("singling out (added, 95% interval)", name, uirisk.singling_short(risk))
     if risk and risk.get("measured"):
         _put("measured risk · in words", name, risk["sentence"])
         if risk.get("beside_verdict"):

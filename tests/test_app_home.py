@@ -33,9 +33,11 @@ def test_renders_adult_by_default():
     verdicts = verdict_table(at)
     assert len(verdicts) == len(MECHANISMS)
     assert list(verdicts.columns) == ["parameters", "cannot run", "runs but fails", "meets",
-                                      "measured risk (added, 95% interval)"]
+                                      "measured risk (added, 95% interval)", "singling out (added, 95% interval)",
+                                      "a count in people (95% interval)"]
     # the suite turns the risk measurement off (tests/conftest.py): the column says so, never a silent gap
     assert (verdicts["measured risk (added, 95% interval)"] == "not measured").all()
+    assert (verdicts["a count in people (95% interval)"] == "not measured").all()
     # every mechanism runs on Adult at its defaults, but three do not meet their own guarantee (issue 13 §1)
     assert (verdicts["cannot run"] == "").all()
     failing = set(verdicts.index[verdicts["runs but fails"] != ""])
@@ -244,5 +246,27 @@ def test_every_verdict_on_home_carries_its_measured_risk(monkeypatch):
     assert all(cell.split()[0].replace(".", "", 1).isdigit() for cell in risk), risk.to_dict()
     rp = risk[MECHANISMS["reconstruction"].title]
     assert "but its measured risk" in rp
+    singled = verdict_table(at)["singling out (added, 95% interval)"]
+    assert singled[MECHANISMS["laplace"].title] == "not applicable: the release publishes no records"
+    assert float(singled[MECHANISMS["uniform"].title].split()[0]) > 0.9
     low, high = (float(x) for x in rp.split("[")[1].split("]")[0].split("-"))
     assert 0 <= low <= float(rp.split()[0]) <= high <= 1
+
+
+def test_coming_back_to_a_table_brings_back_its_columns_and_pins():
+    """Issue 23 walkthrough: pins and the decision belong to (table, SA, QIs); switching to another table and back
+    gave the first table's proposal again, so its pins and decision were hidden although nothing was lost."""
+    at = app(query={"data": "toy-splu"})
+    no_exception(at)
+    at.selectbox(key="w_sa").set_value("zip_code").run()
+    at.multiselect(key="w_qi").set_value(["age"]).run()
+    no_exception(at)
+    assert at.session_state["wb_sa"] == "zip_code"
+    at.selectbox(key="w_sample").set_value("toy-ambiguity").run()
+    no_exception(at)
+    assert at.session_state["wb_sa"] == "disease"  # the other table's own proposal, not zip_code
+    at.selectbox(key="w_sample").set_value("toy-splu").run()
+    no_exception(at)
+    assert at.selectbox(key="w_sa").value == "zip_code"
+    assert at.multiselect(key="w_qi").value == ["age"]
+    assert (at.session_state["wb_sa"], tuple(at.session_state["wb_qi"])) == ("zip_code", ("age",))

@@ -17,7 +17,11 @@ def _markdown(at) -> str:
 
 
 def _tab_labels(at) -> list[str]:
-    return [t.label for t in at.tabs]
+    """The attack views' full titles, one per tab (the tab shows its short label, the title heads the tab)."""
+    from pages.ui.layout import TAB_LABELS
+
+    full = {v: k for k, v in TAB_LABELS.items()}
+    return [full.get(t.label, t.label) for t in at.tabs]
 
 
 @pytest.mark.slow

@@ -20,9 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, _free_port, _wait_healthy, browser  # noqa: F401  (fixture)
+from test_browser import ARGS, CHROMIUM, _free_port, browser, streamlit_server  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parent.parent
 NAME = "Alice Steward"
 PINS = ('[{"name":"five","mechanism":"splu","params":{"gamma":"5"},"seed":1},'
         '{"name":"up","mechanism":"uniform","params":{"p":"0.5"},"seed":1}]')
@@ -117,23 +116,8 @@ def signed_app(tmp: Path, issuer: str):
         'client_id = "workbench"\n'
         'client_secret = "workbench-secret"\n'
         f'server_metadata_url = "{issuer}/.well-known/openid-configuration"\n', encoding="utf-8")
-    log = open(tmp / "streamlit.log", "wb")  # read when the test fails
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-         "--secrets.files", str(secrets)],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        _wait_healthy(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-        log.close()
+    with streamlit_server(args=("--secrets.files", str(secrets)), log=tmp / "streamlit.log", port=port) as url:
+        yield url
 
 
 def _idle(page) -> None:

@@ -32,3 +32,15 @@ def test_slider_targets_are_ratios_to_the_floor_of_the_same_run():
     assert "| Sanitize slider, median over the mechanisms | 0.68 | ≤ 0.5 | no (+0.18 s) | 1.69x |" in text
     assert "| Sanitize slider, slowest (mondrian) | 0.90 | ≤ 0.8 | no (+0.10 s) | 2.25x |" in text
     assert "| First paint of Home (fresh server, from its health check) | 1.50 | ≤ 2 | yes | 1.50x |" in text
+
+
+def test_the_map_rows_carry_first_points_and_cpu_and_the_large_table_case():
+    results = {"floor": {"slider": 0.5},
+               "map_report": {"map": 2.5, "map first points": 0.8, "map cpu": 4.0, "map progress shown": True},
+               "map_rows": {"data": "census:100000", "map": 12.0, "map first points": 1.5, "map cpu": 20.0,
+                            "map progress shown": True}}
+    text = latency.table(results)
+    assert "| Trade-off map on Adult, measure every setting | 2.50 | ≤ 3 | yes | 5.00x |" in text
+    assert "|   Trade-off map on Adult: first points drawn | 0.80 | ≤ 1 | yes | 1.60x |" in text
+    assert "| Trade-off map on census:100000, measure every setting | 12.00 | ≤ 10 | no (+2.00 s) | 24.00x |" in text
+    assert "|   Trade-off map on census:100000: server CPU seconds in that time (not wall) | 20.00 |  |  |  |" in text

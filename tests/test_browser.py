@@ -55,13 +55,17 @@ def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 60) -> Non
 
 
 @contextlib.contextmanager
-def streamlit_server():
-    """``streamlit run app.py`` on a free loopback port: yields its URL, stops this PID only at the end."""
-    port = _free_port()
+def streamlit_server(root: Path = ROOT, args: tuple[str, ...] = (), log: Path | None = None,
+                     port: int | None = None):
+    """``streamlit run app.py`` in ``root`` on a free loopback port (or ``port``), with ``args`` after the
+    server flags and its output in ``log`` (read when a test fails); yields its URL, stops this PID only."""
+    port = port or _free_port()
+    out = open(log, "wb") if log else subprocess.DEVNULL
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+         *args],
+        cwd=root, stdout=out, stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
     )
     try:
         _wait_healthy(port, proc)
@@ -73,6 +77,8 @@ def streamlit_server():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+        if log:
+            out.close()
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,8 @@ docs/accessibility.md came from the commit before this work).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -28,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, _free_port, _wait_healthy, browser  # noqa: F401  (fixture)
+from test_browser import ARGS, CHROMIUM, browser, streamlit_server  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -46,24 +44,9 @@ BLOCKING = ("serious", "critical")
 STREAMLIT_OWN: dict[tuple[str, str], tuple[str, str]] = {}
 
 
-@contextlib.contextmanager
 def app_server(root: Path = ROOT):
     """``streamlit run app.py`` in ``root`` on a free loopback port; stops this PID only."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_healthy(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+    return streamlit_server(root)
 
 
 def idle(page, timeout: float = 180) -> None:

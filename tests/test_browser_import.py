@@ -37,11 +37,23 @@ def _write_data_file(path: Path) -> pd.DataFrame:
     return frame
 
 
+_STATE = "() => document.querySelector('[data-testid=\"stApp\"]')?.getAttribute('data-test-script-state')"
+
+
 def _settle(page, timeout: float = 60) -> None:
-    """Wait until Streamlit has finished the current run (its status widget is gone)."""
-    time.sleep(0.6)
-    _wait_for(lambda: page.locator('[data-testid="stStatusWidget"]').count() == 0, timeout=timeout)
-    time.sleep(0.3)
+    """Wait until Streamlit has finished the run the last action started: conditions, not a fixed time.
+
+    First until that run has started (the app's script state "running"; a
+    run that ended before the first look is missed, which only costs the
+    two-second bound), then until the state is "notRunning" with no status
+    widget on three polls in a row (a fragment's run may follow the page's).
+    """
+    _wait_for(lambda: page.evaluate(_STATE) == "running", timeout=2, interval=0.01)
+    calm, deadline = 0, time.time() + timeout
+    while calm < 3 and time.time() < deadline:
+        idle = page.evaluate(_STATE) == "notRunning" and page.locator('[data-testid="stStatusWidget"]').count() == 0
+        calm = calm + 1 if idle else 0
+        time.sleep(0.1)
 
 
 def _choose(page, label: str, option: str) -> None:

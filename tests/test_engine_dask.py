@@ -11,6 +11,7 @@ exercised.  One test runs on a real ``dask scheduler`` with two
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -657,3 +658,31 @@ def test_parts_are_appended_whole(tmp_path, monkeypatch, kernel):
             path.write_bytes(data)
             dk.append_file(path, fh)
     assert target.read_bytes() == b"head\n" + b"".join(parts)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_one_small_file_gives_the_same_manifest_whichever_reader(tmp_path, cluster, capsys, monkeypatch, fmt):
+    """Issue 24 §5: a file under the column-by-column threshold is read whole by the local engine, and column by
+    column by Dask (Parquet) or past the threshold (CSV); every reader names it by its bytes' hash (what
+    ``sha256sum`` prints), so release and manifest are the same bytes."""
+    import core.table
+
+    frame = _frame(1500, 9)
+    path = tmp_path / f"clinic.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path)
+    else:
+        frame.to_csv(path, index=False)
+    rc, _, err = _sanitize(capsys, path, tmp_path / "whole", "uniform")
+    assert rc == 0, err
+    if fmt == "parquet":
+        rc, _, err = _sanitize(capsys, path, tmp_path / "columns", "uniform", "--engine", "dask",
+                               "--scheduler", cluster)
+    else:
+        monkeypatch.setattr(core.table, "COLUMNAR_ROWS", 100)
+        rc, _, err = _sanitize(capsys, path, tmp_path / "columns", "uniform")
+    assert rc == 0, err
+    want, got = _files(tmp_path / "whole"), _files(tmp_path / "columns")
+    assert got == want
+    manifest = json.loads(next(v for k, v in want.items() if k.endswith("manifest.json")))
+    assert manifest["input"]["content_hash"] == hashlib.sha256(path.read_bytes()).hexdigest()[:16]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
+from dataclasses import replace
+
 import pytest
 
 from core import cli
 from core import session as S
-from core.table import load_table
+from core.table import load, load_table, values_hash
 
 TOY = b"age,sex,disease\n30,F,flu\n31,M,cold\n32,F,flu\n33,M,hiv\n34,F,cold\n35,M,flu\n36,F,hiv\n37,M,cold\n"
 
@@ -49,10 +52,32 @@ def test_zip_embeds_the_table_with_the_same_content_hash(toy):
     data = S.to_bytes(s, toy.frame)
     assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [S.JSON_NAME, S.TABLE_NAME]
     back, frame = S.read(data, "s.zip")
-    assert back == s
+    assert back == replace(s, table=replace(s.table, values_hash=values_hash(toy.frame)))
+    assert back.table.content_hash == toy.content_hash == hashlib.sha256(TOY).hexdigest()[:16]  # the file's
     table = S.embedded_table(back, frame)
     assert table.content_hash == toy.content_hash
     assert table.frame.equals(toy.frame)
+    swapped = toy.frame.assign(disease=toy.frame["disease"].str.upper())
+    with pytest.raises(S.SessionError, match="not the one this session was saved on"):
+        S.embedded_table(back, swapped)
+
+
+def test_a_session_saved_before_file_hashes_still_opens(toy, tmp_path):
+    """Issue 24 §5: a session names a file's table by its bytes now; one saved before (by the values, or
+    for a column-by-column read by the file's name and bytes) still opens with the same file or zip."""
+    old = _session(toy)
+    old = replace(old, table=replace(old.table, content_hash=values_hash(toy.frame)))
+    S.check_table(old, toy)
+    back, frame = S.read(S.dumps(old).encode(), "old.json")
+    assert S.embedded_table(old, toy.frame).frame.equals(toy.frame)  # an old zip: values named by content_hash
+    path = tmp_path / "toy.csv"
+    path.write_bytes(TOY)
+    columnar = load(path, columnar=True)[0]
+    assert columnar.frame is None and columnar.content_hash == toy.content_hash  # one hash, either reader
+    legacy = hashlib.sha256(b"toy.csv\x1f" + TOY).hexdigest()[:16]
+    S.check_table(replace(old, table=replace(old.table, content_hash=legacy)), columnar)
+    with pytest.raises(S.SessionError, match="content hash"):
+        S.check_table(replace(old, table=replace(old.table, content_hash="0" * 16)), columnar)
 
 
 def test_history_keeps_the_last_fifty_and_undo_steps_back():
@@ -138,10 +163,10 @@ def test_another_table_is_refused(toy):
     s = _session(toy)
     other = load_table(TOY.replace(b"hiv", b"flu"), "toy.csv")
     with pytest.raises(S.SessionError, match="saved on the uploaded file 'toy.csv'"):
-        S.check_table(s, other.content_hash, other.columns)
+        S.check_table(s, other)
     with pytest.raises(S.SessionError, match="content hash"):
         S.embedded_table(s, other.frame)  # a zip whose table was swapped
-    S.check_table(s, toy.content_hash, toy.columns)  # the right one passes
+    S.check_table(s, toy)  # the right one passes
 
 
 def test_decision_checks():

@@ -325,17 +325,31 @@ class Source:
 
     # ---- identity
     def content_hash(self) -> str:
-        """SHA-256 of the files' names (relative to the source) and bytes, first 16 hex digits."""
+        """SHA-256 of the input, first 16 hex digits (see :class:`core.table.Table`).
+
+        One file: its bytes only, as the frame path hashes the same file
+        (``sha256sum FILE`` shows it). Several parts (a dataset folder or a
+        glob): each part's name relative to their common folder, then its
+        bytes, so a renamed or reordered part changes the hash.
+        """
         if self._hash is None:
-            h = hashlib.sha256()
-            base = _common_root(self.paths)
-            for path in self.paths:
-                h.update(str(path.relative_to(base) if base else path.name).encode("utf-8") + b"\x1f")
-                with open(path, "rb") as fh:
-                    for block in iter(lambda: fh.read(8 << 20), b""):
-                        h.update(block)
-            self._hash = h.hexdigest()[:16]
+            self._hash = self._digest(named=len(self.paths) > 1)
         return self._hash
+
+    def legacy_hash(self) -> str:
+        """The hash before issue 24 (a single file's name before its bytes), for sessions saved then."""
+        return self._digest(named=True) if len(self.paths) == 1 else self.content_hash()
+
+    def _digest(self, named: bool) -> str:
+        h = hashlib.sha256()
+        base = _common_root(self.paths)
+        for path in self.paths:
+            if named:
+                h.update(str(path.relative_to(base) if base else path.name).encode("utf-8") + b"\x1f")
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(8 << 20), b""):
+                    h.update(block)
+        return h.hexdigest()[:16]
 
     def record(self) -> dict:
         """How the source was read, for the manifest (``input.read``)."""

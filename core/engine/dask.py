@@ -68,7 +68,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 
 from ..errors import DataError, clip
-from ..table import check_choice
+from ..table import check_choice, table_key
 from .combos import rank_keys
 
 #: rows per partition (whole row groups) unless --partition-rows says otherwise
@@ -1115,7 +1115,7 @@ class SummaryData:
 
     @property
     def key(self) -> str:
-        key = f"{self.content_hash}|{self.sa}|{','.join(self.qi)}"
+        key = f"{table_key(self.content_hash, self.read)}|{self.sa}|{','.join(self.qi)}"
         return key + ("|" + ";".join(b.text() for b in self.bands) if self.bands else "")
 
     def band_specs(self) -> dict:

@@ -328,6 +328,7 @@ class Ambiguity(_Grouped):
                "combinations, so nobody can tell whether a person is in the data (α) or which value is theirs (β).")
     order = 70
     kind = "ambiguity"
+    record_table = None  # one table of distinct values per QI and group: no row per person
 
     def sanitize(self, data: Dataset, values: Mapping[str, Any], rng: np.random.Generator) -> Published:
         """Greedy groups (section 7), then AT_i(A_i, GID) per QI (distinct values) and ST(GID, SA, Count)."""
@@ -381,6 +382,7 @@ class PriView(_Grouped):
                "counts more accurate; the attribute kept beside the sensitive value is chosen to lose least.")
     order = 71
     kind = "priview"
+    record_table = "at"  # AT(QIs but A_j, GID): one row per person
     params = (ALPHA, BETA, CANDIDATES,
               Param("split", "A_j", "The QI attribute published with the sensitive values (empty: the one with the "
                     "lowest expected loss).", None, kind="text", optional=True,

@@ -71,6 +71,7 @@ class Anatomy(Mechanism):
     main_param = "l"
     sweep = (2, 3, 4, 5, 6, 7)
     publishes = "tables"
+    record_table = "qit"  # QIT(QIs, GID): every person's QIs as they are
 
     def check(self, data: Dataset, values: Mapping[str, Any]) -> None:
         check_distinct_counts("l", values["l"], data.sa_counts, data.sa_labels)

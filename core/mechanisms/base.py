@@ -75,6 +75,9 @@ class Mechanism:
     sweep: tuple = ()
     #: "table" (one published table), "tables" (several), or "answers" (interactive)
     publishes: str = "table"
+    #: the published table holding one row per person with the QIs it publishes (singling out,
+    #: core.singling_out); None where the release has no row per person
+    record_table: str | None = "release"
     #: names of the analytical curves (core.bounds) this mechanism's guarantees rest on
     bounds: tuple[str, ...] = ()
 

@@ -257,6 +257,7 @@ class Bucketization(Mechanism):
     main_param = "theta"
     sweep = (2, 4, 8, 16, 32)
     publishes = "tables"
+    record_table = "qit"  # QIT(QIs, BID): every person's QIs as they are
     bounds = ("differential-inference",)
 
     # ------------------------------------------------------------ specification

@@ -61,6 +61,7 @@ class Laplace(Mechanism):
     main_param = "epsilon"
     sweep = (0.01, 0.1, math.log(2), math.log(3), 2.0)
     publishes = "answers"
+    record_table = None  # noisy answers only
     #: seed 003 Theorem 2: the ratio of two Laplace answers still reveals y/x
     bounds = ("differential-inference",)
 

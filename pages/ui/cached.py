@@ -505,8 +505,8 @@ def sample_table(spec: str) -> Table:
 
 
 @memo("datasets", spinner="Encoding the chosen columns…", sticky=True)
-def dataset(_table: Table, content_hash: str, sa: str, qi: tuple[str, ...], bands: tuple = ()) -> Dataset:
-    """``core.table.bind`` keyed by (content hash, SA, QIs, bands).
+def dataset(_table: Table, table_key: str, sa: str, qi: tuple[str, ...], bands: tuple = ()) -> Dataset:
+    """``core.table.bind`` keyed by (:attr:`core.table.Table.key`: content hash and read options, SA, QIs, bands).
 
     ``bands`` is :func:`band_items` of the ``{column: spec}`` to apply.
     """

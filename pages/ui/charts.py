@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.figures import figure_summary, figure_table
+from core.figures import figure_summary, figure_table, tidy
 
 from .fmt import md
 
@@ -27,7 +27,14 @@ STATIC_ROWS = 400
 
 
 def chart(fig, summary: str | None = None, table=None, *, key: str, **kwargs):
-    """``chart(fig, key=key, **kwargs)`` with its summary and "show as table"; returns its event."""
+    """``chart(fig, key=key, **kwargs)`` with its summary and "show as table"; returns its event.
+
+    The figure is laid out by :func:`core.figures.tidy` first (title, legend
+    and axis titles never drawn over each other or cut), on a copy.
+    """
+    import plotly.graph_objects as go
+
+    fig = tidy(go.Figure(fig))
     event = st.plotly_chart(fig, key=key, **kwargs)
     text = summary or figure_summary(fig)
     frame = figure_table(fig) if table is None else table

@@ -158,7 +158,7 @@ def micro_group_table(table: Table, data: Dataset, bands: dict[str, dict]) -> No
     after = cached.micro_groups(data, data.key)
     rows = []
     if bands:
-        plain = cached.dataset(table, table.content_hash, data.sa, tuple(data.qi), ())
+        plain = cached.dataset(table, table.key, data.sa, tuple(data.qi), ())
         before = cached.micro_groups(plain, plain.key)
         rows.append(_row("without banding", before))
         rows.append(_row("with banding (" + "; ".join(f"{c}: {Banding.from_spec(c, s).describe()}"

@@ -176,7 +176,7 @@ def link_column_notes() -> list[str]:
 
 def proposal(table: Table):
     """:func:`core.table.proposal` of ``table`` (cached per content), or None when it cannot be made."""
-    return _proposal(table, f"{table.name}|{table.content_hash}")
+    return _proposal(table, f"{table.name}|{table.key}")
 
 
 @cached.memo("proposals")
@@ -219,7 +219,7 @@ def current_dataset() -> Dataset:
     table = current_table()
     sa, qi = columns_for(table)
     try:
-        data = cached.dataset(table, table.content_hash, sa, tuple(qi), cached.band_items(bands_for(table, qi)))
+        data = cached.dataset(table, table.key, sa, tuple(qi), cached.band_items(bands_for(table, qi)))
     except WorkbenchError as exc:
         raise TableProblem(str(exc)) from None
     state.bind_table(data.key)  # each table's pins and decision stay with it (issue 23 §1)
@@ -502,7 +502,7 @@ def metric_parts(key: str, value: Any, scope: str | None = None) -> tuple[str, s
 def _reread_for(session, up: dict | None) -> dict | None:
     """The upload in use, or the file in the uploader read again with the session's read options when that gives
     the session's table (names typed, header choice, delimiter, markers are not asked for again)."""
-    if up and up["table"].content_hash == session.table.content_hash:
+    if up and session.table.names(up["table"]):
         return up
     options = session.table.read_options()
     f = st.session_state.get("w_upload")
@@ -511,7 +511,7 @@ def _reread_for(session, up: dict | None) -> dict | None:
     from .preview import read_upload
 
     table, _, problem = read_upload(f.name, f.getvalue(), options)
-    if problem is not None or table is None or table.content_hash != session.table.content_hash:
+    if problem is not None or table is None or not session.table.names(table):
         return up
     return {"name": f.name, "file_id": f.file_id, "table": table}
 
@@ -537,19 +537,19 @@ def open_session(data: bytes, filename: str) -> tuple[str, str]:
             upload = {"name": session.table.name, "file_id": f"session:{table.content_hash}", "table": table}
         elif session.table.kind == "sample":
             table = cached.sample_table(session.table.name)
-            sess.check_table(session, table.content_hash, table.columns, f"the sample '{session.table.name}' here")
+            sess.check_table(session, table, f"the sample '{session.table.name}' here")
         else:
             up = ss.get(state.UPLOAD)
             up = _reread_for(session, up)  # the file at hand read with the session's read options (issue 23 §3)
-            if not up or up["table"].content_hash != session.table.content_hash:
+            if not up or not session.table.names(up["table"]):
                 raise sess.SessionError(
                     f"'{filename}' was saved on {session.table.describe()}, which is not loaded and not inside "
                     "the file: upload that file on this page first, then open the session again (or save "
                     "sessions with the table embedded).")
             table = up["table"]
-            sess.check_table(session, table.content_hash, table.columns, f"the upload '{up['name']}'")
+            sess.check_table(session, table, f"the upload '{up['name']}'")
             upload = up
-        cached.dataset(table, table.content_hash, session.sensitive, tuple(session.qi))  # the columns work here
+        cached.dataset(table, table.key, session.sensitive, tuple(session.qi))  # the columns work here
     except WorkbenchError as exc:
         return "error", str(exc)
     except Exception as exc:  # a reader failure on a hostile file: still one sentence

@@ -267,3 +267,19 @@ def safer_text(safer: str | None) -> str:
     if safer == "lower":
         return "Lower is safer (more privacy, less utility)."
     return ""
+
+
+def people_short(p: Any) -> str:
+    """A count's 95% interval in people as a table cell: ``10 ± 7 · 1,000 ± 21`` (:func:`core.intervals` JSON).
+
+    ``not measured`` when the figure is turned off or has none; a headline
+    count with no query near it in the workload reads ``10: none near``.
+    """
+    if not p or p.get("measured") is False or not p.get("at"):
+        return "not measured"
+    parts = []
+    for c in p["at"]:
+        n = f"{c['count']:,.0f}"
+        parts.append(f"{n}: none near" if c.get("half_width") is None
+                     else f"{n} ± {math.ceil(c['half_width'] - 1e-9):,}")
+    return " · ".join(parts)

@@ -26,6 +26,21 @@ PAGES = (
 )
 HOME = PAGES[0][0]
 
+#: the Attacks page's tab labels (issue 23 §4: five long titles did not fit one strip, the last was cut and scrolled);
+#: each tab starts with its full title.  A view not named here is labelled by its title up to " (".
+TAB_LABELS = {
+    "Micro-group reconstruction (seed 001)": "Micro groups",
+    "Reconstruction from Laplace answers (seed 001 §6.3)": "Laplace answers",
+    "Differential inference and corruption (seed 003)": "Differential inference",
+    "Negative association against fake values (seed 003 §6.2)": "Fake values",
+    "Possible worlds of one person (seed 004)": "Possible worlds",
+}
+
+
+def tab_label(title: str) -> str:
+    """The short label of an attack view's tab (:data:`TAB_LABELS`); its full title is the tab's first line."""
+    return TAB_LABELS.get(title) or title.split(" (")[0]
+
 
 def _leave_pages_folder_mode() -> None:
     """Run every page through app.py's ``st.navigation``, also on a server's very first request.

@@ -173,7 +173,7 @@ def _draw(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
     if options is not None:
         value = _clamp(p, start)
         bind_widget(key, min(options, key=lambda o: abs(o - value)), lambda v: v in options)
-        return st.select_slider(text, options=options, key=key, help=helps, disabled=disabled,
+        return st.select_slider(text, options=options, value=_shown(key), key=key, help=helps, disabled=disabled,
                                 format_func=preset_label)
     lo, hi = _range(p)
     step = _step(p)
@@ -190,13 +190,27 @@ def _draw(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
     # as the step would make its default unreachable
     if lo is not None and hi is not None and (hi - lo) / step <= MAX_SLIDER_STEPS and (p.kind == "int" or p.step):
         fmt = None if p.kind == "int" else f"%.{_decimals(step)}f"
-        return st.slider(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
+        return st.slider(text, min_value=lo, max_value=hi, step=step, value=_shown(key), key=key, help=helps,
                          disabled=disabled, format=fmt)
     if p.kind == "float" and not p.step and lo is not None and hi is not None and hi - lo >= 100:
         step = 1.0  # a typed float over a wide range (x in [1, 1e7]): +/- moves by one, not a hundredth of it
     fmt = None if p.kind == "int" else f"%.{max(_decimals(step), 3)}f"
-    return st.number_input(text, min_value=lo, max_value=hi, step=step, key=key, help=helps,
+    return st.number_input(text, min_value=lo, max_value=hi, step=step, value=_shown(key), key=key, help=helps,
                            disabled=disabled, format=fmt)
+
+
+def _shown(key: str) -> Any:
+    """The value widget ``key`` shows this run (:func:`bind_widget` has set it), passed as its ``value=`` too.
+
+    Drawn from the session state alone, a slider is sent to the browser with
+    its minimum as its default, which the browser shows until the state's
+    value is applied (and whenever it draws the widget without its state):
+    the steward saw gamma = 2 for a moment before gamma = 7.  With the shown
+    value as the default, the first paint is the setting's value.  The key
+    alone names the widget (Streamlit leaves the value out of its id), so a
+    moved slider keeps its state.
+    """
+    return st.session_state[key]
 
 
 def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,

@@ -60,6 +60,34 @@ def read_upload(name: str, data: bytes, options: ReadOptions | None) -> tuple[Ta
                             f"{ACCEPTED}.")
 
 
+def seed_controls(read: dict | None) -> None:
+    """Set the read controls to the options of ``read`` (:meth:`core.data.read.ReadResult.record`: the options
+    given, the rest detected), so the preview of a file read again starts where its table in use was read.
+
+    An option a control cannot show (a delimiter or encoding outside its
+    list, a name holding a comma) leaves that control at "detect": the
+    preview then says what detection found.
+    """
+    if not read:
+        return
+    ss = st.session_state
+    options = ReadOptions.from_json(read)
+    if options.delimiter in (",", ";", "\t", "|", "whitespace"):
+        ss["w_read_delimiter"] = options.delimiter
+    if options.header is not None:
+        ss["w_read_header"] = "header" if options.header else "data"
+    if options.names is not None and not any("," in n for n in options.names):
+        ss["w_read_names"] = ", ".join(options.names)
+    if options.encoding in ENCODINGS:
+        ss["w_read_encoding"] = options.encoding
+    if options.sheet is not None:
+        ss["w_read_sheet"] = str(options.sheet)
+    if options.na is not None:
+        ss["w_read_na"] = ", ".join(options.na)
+    if options.decimal in (".", ","):
+        ss["w_read_decimal"] = options.decimal
+
+
 def _options_from_widgets(fmt: str) -> tuple[ReadOptions | None, str | None]:
     """The options the controls set (``detect`` = unset); or a message for a value that is not valid."""
     ss = st.session_state
@@ -103,11 +131,16 @@ def _format_of(data: bytes, name: str) -> str | None:
 def show(uploaded) -> tuple[Table, ReadResult] | None:
     """Draw the preview of ``uploaded`` (a Streamlit UploadedFile); the table once "Use this table" is pressed."""
     ss = st.session_state
-    if ss.get("_w_read_for") != uploaded.file_id:
+    in_use = ss.get("wb_upload")  # pages.ui.state.UPLOAD: the table in use, when it is this file read some way
+    in_use = in_use if in_use and in_use.get("file_id") == uploaded.file_id else None
+    read_for = (uploaded.file_id, in_use["table"].content_hash if in_use else None)
+    if ss.get("_w_read_for") != read_for:
         for key in KEYS:
             ss.pop(key, None)
-        ss["_w_read_for"] = uploaded.file_id
+        ss["_w_read_for"] = read_for
         ss[PREVIEW] = None
+        if in_use:  # read again: the controls start from how the table in use was read (a reopened session's)
+            seed_controls(getattr(in_use["table"], "read", None))
     data = uploaded.getvalue()
     fmt = _format_of(data, uploaded.name)
     options, problem = _options_from_widgets(fmt or "")
@@ -169,6 +202,8 @@ def _controls(fmt: str, result: ReadResult | None, data: bytes) -> None:
                 from core.data.read import sheet_names
 
                 sheets = sheet_names(data)
+            if st.session_state.get("w_read_sheet", AUTO) not in (AUTO, *sheets):
+                st.session_state["w_read_sheet"] = AUTO  # a position restored from a session: detection names it
             st.selectbox("Sheet", [AUTO, *sheets], key="w_read_sheet",
                          format_func=lambda v: (found(used and used.sheet) if v == AUTO else v),
                          help="By default the first sheet with data.")

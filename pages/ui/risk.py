@@ -41,6 +41,19 @@ def short(b: Mapping[str, Any] | None) -> str:
     return f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]"
 
 
+def singling_short(b: Mapping[str, Any] | None) -> str:
+    """The singling-out figure as a table cell: ``0.998 [0.995-1.000]``, ``not applicable (...)`` or ``…``."""
+    if b is None:
+        return "…"
+    so = b.get("singling_out") if b.get("measured") else None
+    if not so:
+        return "not measured"
+    if not so.get("applicable"):
+        return so.get("why") or "not applicable"
+    low, high = so["interval"]
+    return f"{so['risk']:.3f} [{low:.3f}-{high:.3f}]"
+
+
 #: the block drawn when the measurement is turned off (``WORKBENCH_RISK=off``): said, never a silent gap
 OFF = {"measured": False, "why": "The risk measurement is turned off on this server (WORKBENCH_RISK=off)."}
 
@@ -76,10 +89,18 @@ def draw(b: Mapping[str, Any], verdict=None) -> None:
         st.caption(f"**Measured risk:** not measured. {md(b.get('why', ''))}")  # said, not a failure
         return
     low, high = b["interval"]
-    st.metric("Added risk (95% interval)", f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]", help="What the release teaches an attacker about the "
-              "people in it beyond what it teaches about people not in it, as a share of the most it could "
-              f"(0: nothing; 1: everything). 95% interval {low:.3f} to {high:.3f}, from {b['attacks']:,} attacks "
-              "on each side (docs/risk.md).")
+    left, right = st.columns(2)
+    left.metric("Added risk (95% interval)", f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]", help="What the release teaches an attacker about the "
+                "people in it beyond what it teaches about people not in it, as a share of the most it could "
+                f"(0: nothing; 1: everything). 95% interval {low:.3f} to {high:.3f}, from {b['attacks']:,} attacks "
+                "on each side (docs/risk.md).")
+    so = b.get("singling_out")
+    if so is not None:
+        right.metric("Singling out (95% interval)", singling_short(b) if so.get("applicable") else "not applicable",
+                     help="How often a combination of QI values read off the published rows isolates exactly one "
+                     "person of the table, beyond how often it isolates one person not in it (anonymeter's singling "
+                     "out; 'not applicable' where the release publishes no row per person). Shown beside the added "
+                     "risk, not part of it: see docs/risk.md.")
     st.markdown(md(b["sentence"]))
     beside = b.get("beside_verdict")
     if beside:
