@@ -86,3 +86,15 @@ def test_sentence_in_people():
                                      intervals.CountInterval("count 1,000", 1000.0, None, 0)), ())
     assert none.sentence() == "a true count of 10 is published as 10 +/- 0; no count near 1,000 in the workload " \
                               "(95% of the time)"
+
+
+def test_the_binomial_kernel_is_scipys_pmf():
+    """core.intervals calls scipy's binomial kernel without its argument checks (binom._pmf): it must stay the
+    same numbers as the public binom.pmf, support edges and a large n included."""
+    from scipy import stats
+
+    for n, q in ((1, 0.5), (7, 0.07692), (2_000, 0.12), (45_222, 0.0037), (45_222, 0.999)):
+        lo, got = intervals._pmf(stats, n, q)
+        k = np.arange(lo, lo + len(got))
+        assert np.array_equal(got, stats.binom.pmf(k, n, q)), (n, q)
+        assert got.sum() == pytest.approx(1.0, abs=1e-12)

@@ -61,6 +61,7 @@ from core import lru as core_lru
 from core.lru import ByteLRU, budget_bytes, fix_mmap_threshold, give_back_memory, nbytes
 from core.session import Setting
 from core.table import Dataset, Table, bind, load_table
+from core.workload import Workload
 
 TTL = 2 * 3600  # seconds; st.cache_data entries (curves, attack simulations) leave memory at the latest after this
 #: an upload's own entries are stored under its session's id; this scope is for bundled samples
@@ -78,10 +79,15 @@ except ValueError as _exc:  # the server's setting, not a page's input: said in 
 _STORES: list[ByteLRU] = []
 
 
+#: objects a cached value may hold but does not own (cached once under their own key, or the table itself): not
+#: counted again in each value that holds them (a map's 47 evaluations each counted Adult's 5 MB workload)
+SHARED = (Table, Dataset, Workload)
+
+
 @st.cache_resource(show_spinner=False, on_release=lambda lru: lru.clear())
 def store() -> ByteLRU:
     """The process-wide byte-bounded cache (a cache resource, so Streamlit's "Clear caches" empties it)."""
-    lru = ByteLRU(budget_bytes(), size=lambda v: nbytes(v, skip=(Table, Dataset)))
+    lru = ByteLRU(budget_bytes(), size=lambda v: nbytes(v, skip=SHARED))
     _STORES[:] = [lru]
     return lru
 
