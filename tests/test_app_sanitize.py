@@ -344,6 +344,6 @@ def test_the_release_shows_its_measured_risk_beside_the_verdict(monkeypatch):
     monkeypatch.setenv("WORKBENCH_RISK", "inline")
     at = app(PAGE, query={"mech": "reconstruction", "seed": "1"})
     no_exception(at)
-    assert [m.value for m in at.metric if m.label == "Added risk (95% interval)"]
+    assert [m.value for m in at.metric if m.label == "Added risk"]
     assert any("An attacker who knows a person's" in md.value for md in at.markdown)
     assert any("but its measured risk" in w.value for w in at.warning)

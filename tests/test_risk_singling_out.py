@@ -230,7 +230,7 @@ def test_sanitize_and_compare_pages_show_singling_out(monkeypatch):
     monkeypatch.setenv("WORKBENCH_RISK", "inline")
     at = app("pages/1_Sanitize.py", query={"mech": "anatomy", "seed": "1"})
     no_exception(at)
-    value = [m.value for m in at.metric if m.label == "Singling out (95% interval)"]
+    value = [m.value for m in at.metric if m.label == "Singling out"]
     assert value and float(value[0].split()[0]) > 0.9  # the QI table publishes every QI as it is
     assert any("singling out adds" in md.value for md in at.markdown)
     pins = ('[{"name":"UP","mechanism":"uniform","params":{},"seed":1},'

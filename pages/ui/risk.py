@@ -90,17 +90,24 @@ def draw(b: Mapping[str, Any], verdict=None) -> None:
         return
     low, high = b["interval"]
     left, right = st.columns(2)
-    left.metric("Added risk (95% interval)", f"{b['risk']:.3f} [{low:.3f}-{high:.3f}]", help="What the release teaches an attacker about the "
+    # the point figure in the metric, its interval under it: "0.044 [0.011-0.078]" in a metric's large type was
+    # cut at 1,024 px ("0.044 [0.011-0.0…")
+    left.metric("Added risk", f"{b['risk']:.3f}", help="What the release teaches an attacker about the "
                 "people in it beyond what it teaches about people not in it, as a share of the most it could "
                 f"(0: nothing; 1: everything). 95% interval {low:.3f} to {high:.3f}, from {b['attacks']:,} attacks "
                 "on each side (docs/risk.md).")
+    left.caption(f"95% interval {low:.3f} to {high:.3f}")
     so = b.get("singling_out")
     if so is not None:
-        right.metric("Singling out (95% interval)", singling_short(b) if so.get("applicable") else "not applicable",
+        applies = bool(so.get("applicable"))
+        right.metric("Singling out", f"{so['risk']:.3f}" if applies else "not applicable",
                      help="How often a combination of QI values read off the published rows isolates exactly one "
                      "person of the table, beyond how often it isolates one person not in it (anonymeter's singling "
                      "out; 'not applicable' where the release publishes no row per person). Shown beside the added "
                      "risk, not part of it: see docs/risk.md.")
+        if applies:
+            s_low, s_high = so["interval"]
+            right.caption(f"95% interval {s_low:.3f} to {s_high:.3f}")
     st.markdown(md(b["sentence"]))
     beside = b.get("beside_verdict")
     if beside:
