@@ -155,6 +155,8 @@ def test_sign_in_shows_the_name_signs_the_decision_and_signs_out(browser, tmp_pa
             page.get_by_role("button", name="alice").click()
             page.wait_for_url(re.compile("^" + re.escape(url)), timeout=60_000)
             page.get_by_text(f"Signed in as {NAME}").wait_for(timeout=120_000)
+            # the name is drawn before the navigation on a loaded machine: wait for it, then count it
+            page.locator('[data-testid="stSidebarNav"]').wait_for(timeout=120_000)
             assert page.locator('[data-testid="stSidebarNav"]').count() == 1
             page.get_by_text("Start here: choose a table").wait_for(timeout=120_000)  # Home
 

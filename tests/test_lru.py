@@ -197,12 +197,12 @@ def test_the_page_cache_counts_an_evaluation_without_its_shared_workload():
     """Each cached evaluation holds the workload it answered, which is cached once under its own key: counted in
     every evaluation, a map of 47 settings on Adult charged the budget about 230 MB for one 5 MB workload."""
     from core import evaluate, mechanisms
-    from pages.ui.cached import SHARED
+    from pages.ui.cached import NOT_OWNED
 
     data = load_dataset("adult")
     wl = evaluate.make_workload(data, "seed000", queries=2000, seed=1)
     ev = evaluate.evaluate_release(mechanisms.sanitize(data, "uniform", None, 1), wl)
     whole, shared = nbytes(ev), nbytes(wl)
     assert shared > 1_000_000
-    assert nbytes(ev, skip=SHARED) <= whole - shared + 1_000
-    assert nbytes(wl, skip=SHARED) == shared  # the workload's own entry is counted in full
+    assert nbytes(ev, skip=NOT_OWNED) <= whole - shared + 1_000
+    assert nbytes(wl, skip=NOT_OWNED) == shared  # the workload's own entry is counted in full

@@ -81,13 +81,13 @@ _STORES: list[ByteLRU] = []
 
 #: objects a cached value may hold but does not own (cached once under their own key, or the table itself): not
 #: counted again in each value that holds them (a map's 47 evaluations each counted Adult's 5 MB workload)
-SHARED = (Table, Dataset, Workload)
+NOT_OWNED = (Table, Dataset, Workload)
 
 
 @st.cache_resource(show_spinner=False, on_release=lambda lru: lru.clear())
 def store() -> ByteLRU:
     """The process-wide byte-bounded cache (a cache resource, so Streamlit's "Clear caches" empties it)."""
-    lru = ByteLRU(budget_bytes(), size=lambda v: nbytes(v, skip=SHARED))
+    lru = ByteLRU(budget_bytes(), size=lambda v: nbytes(v, skip=NOT_OWNED))
     _STORES[:] = [lru]
     return lru
 
