@@ -198,11 +198,16 @@ class TableRef:
     #: a zip's embedded table: the hash of its values (:func:`core.table.values_hash`), which the Parquet copy
     #: inside the zip is checked against; ``content_hash`` stays the hash of the file it was read from
     values_hash: str | None = None
+    #: what the reader said about how it read the upload (:attr:`core.table.Table.notes`): a zip's embedded copy
+    #: is not read again, so its releases carry these notes as the file's do
+    notes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name, "content_hash": self.content_hash}
         if self.values_hash is not None:
             out["values_hash"] = self.values_hash
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.rows is not None:
             out["rows"] = int(self.rows)
         if self.read:
@@ -568,7 +573,7 @@ def _parse(doc: Any, filename: str) -> Session:
                 "history", "decision"],
           ["table", "columns", "current"], "the file", filename)
     t = _expect(doc["table"], dict, "the table entry", filename)
-    _keys(t, ["kind", "name", "content_hash", "values_hash", "rows", "read"], ["kind", "name", "content_hash"],
+    _keys(t, ["kind", "name", "content_hash", "values_hash", "rows", "read", "notes"], ["kind", "name", "content_hash"],
           "the table entry", filename)
     kind = _expect(t["kind"], str, "the table's kind", filename)
     if kind not in {"sample", "upload"}:
@@ -601,7 +606,10 @@ def _parse(doc: Any, filename: str) -> Session:
             TableRef(kind, name, chash, rows, read).read_options()
         except (TypeError, ValueError, DataError) as exc:
             raise _fail(filename, f"the table's read options cannot be used ({str(exc).rstrip('.')})") from None
-    table = TableRef(kind, name, chash, rows, read, vhash)
+    notes = _expect(t.get("notes", []), list, "the table's notes", filename)
+    if not all(isinstance(n, str) for n in notes):
+        raise _fail(filename, "the table's notes must be sentences (text)")
+    table = TableRef(kind, name, chash, rows, read, vhash, tuple(notes))
 
     cols = _expect(doc["columns"], dict, "the columns entry", filename)
     _keys(cols, ["sensitive", "qi"], ["sensitive", "qi"], "the columns entry", filename)
@@ -749,6 +757,7 @@ def embedded_table(session: Session, frame: pd.DataFrame):
 
     ref = session.table
     table = make_table(frame, ref.name, dict(ref.read) if ref.read else None, content_hash=ref.content_hash)
+    table = replace(table, notes=tuple(ref.notes))
     if values_hash(table.frame) != (ref.values_hash or ref.content_hash):
         raise SessionError(f"The table inside the file is not the one this session was saved on "
                            f"({ref.describe()}); save the session again.")

@@ -343,3 +343,20 @@ def test_pins_round_trip_through_link_text_and_bad_text_is_one_sentence():
             S.pins_from_text(bad)
         msg = str(exc.value)
         assert msg.startswith("Ignored from the link: the link's pins") and why in msg and msg.count(". ") <= 2, msg
+
+
+def test_a_zips_table_keeps_what_the_reader_said_of_the_file():
+    """An R export's unnamed first column is named 'row' with a note in the release's manifest; the zip's embedded
+    copy is not read again, so the note travels in the session and the reopened table's releases carry it."""
+    export = b'"","age","sex","disease"\n"1",30,"F","flu"\n"2",31,"M","cold"\n"3",32,"F","hiv"\n"4",33,"M","flu"\n'
+    table = load_table(export, "ward.csv")
+    assert any("'row'" in n for n in table.notes)
+    s = _session(table, name="ward.csv")
+    s = replace(s, table=replace(s.table, read=table.read, notes=table.notes))
+    back, frame = S.read(S.to_bytes(s, table.frame), "ward-session.zip")
+    reopened = S.embedded_table(back, frame)
+    assert reopened.notes == table.notes and reopened.read == table.read
+    assert reopened.content_hash == table.content_hash
+    bad = S.dumps(s).replace('"notes": [', '"notes": [1, ')
+    with pytest.raises(S.SessionError, match="notes must be sentences"):
+        S.loads(bad, "bad.json")

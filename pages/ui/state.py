@@ -503,7 +503,9 @@ def session_now(table) -> Session:
         if kind == "upload" else (sample_spec() or table.name)
     params = {m: dict(v) for m, v in (ss.get(PARAMS) or {}).items() if m in MECHANISMS}
     read = dict(table.read) if kind == "upload" and getattr(table, "read", None) else None  # reopened the same way
-    return Session(TableRef(kind, name, table.content_hash, len(table), read), ss.get(SA), tuple(ss.get(QI) or ()),
+    notes = tuple(getattr(table, "notes", ()) or ()) if kind == "upload" else ()
+    return Session(TableRef(kind, name, table.content_hash, len(table), read, notes=notes), ss.get(SA),
+                   tuple(ss.get(QI) or ()),
                    current_setting(), params, pins(), tuple(ss.get(HISTORY) or ()), ss.get(DECISION),
                    {c: dict(spec) for c, spec in (ss.get(BANDS) or {}).items()})
 
