@@ -208,3 +208,17 @@ def app_memo(monkeypatch):
     session = {"id": "session-a"}
     monkeypatch.setattr(cached, "session_id", lambda: session["id"])
     return cached, lru, session
+
+
+@pytest.fixture
+def thresholds(monkeypatch):
+    """The sizes glibc's mmap threshold is set to (recorded, not set), from a resting 128 KiB."""
+    from core import lru
+
+    if lru._TRIM is None:
+        pytest.skip("not glibc")
+    calls = []
+    monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
+    monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
+    monkeypatch.setattr(lru, "_LARGE", [0])
+    return calls

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import ARGS, CHROMIUM, _free_port, browser, streamlit_server  # noqa: F401  (fixture)
+from test_browser import ARGS, CHROMIUM, _free_port, browser, stop, streamlit_server  # noqa: F401  (fixture)
 
 NAME = "Alice Steward"
 PINS = ('[{"name":"five","mechanism":"splu","params":{"gamma":"5"},"seed":1},'
@@ -95,12 +95,7 @@ def oidc_provider(tmp: Path):
                 time.sleep(0.2)
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop(proc)
         log.close()
 
 

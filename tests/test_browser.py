@@ -54,6 +54,16 @@ def _wait_healthy(port: int, proc: subprocess.Popen, timeout: float = 60) -> Non
     raise TimeoutError(f"streamlit did not answer on port {port} within {timeout:.0f} s")
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """Stop this PID only: terminate, then kill if it has not ended within 15 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+
+
 @contextlib.contextmanager
 def streamlit_server(root: Path = ROOT, args: tuple[str, ...] = (), log: Path | None = None,
                      port: int | None = None):
@@ -71,12 +81,7 @@ def streamlit_server(root: Path = ROOT, args: tuple[str, ...] = (), log: Path | 
         _wait_healthy(port, proc)
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()  # this PID only
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
+        stop(proc)
         if log:
             out.close()
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import _free_port, _wait_healthy, browser  # noqa: F401  (fixture)
+from test_browser import _free_port, _wait_healthy, browser, stop  # noqa: F401  (fixture)
 
 ROOT = Path(__file__).resolve().parent.parent
 GUIDE = ROOT / "docs" / "deployment.md"
@@ -67,12 +67,7 @@ def _process(args, log: Path, **kwargs):
         try:
             yield proc
         finally:
-            proc.terminate()  # this PID only
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+            stop(proc)  # this PID only
 
 
 def _files(folder: Path) -> list[str]:

@@ -148,18 +148,6 @@ def test_the_mmap_threshold_setting_is_used(monkeypatch):
         lru.fix_mmap_threshold()  # back to the default for the rest of the run
 
 
-@pytest.fixture
-def thresholds(monkeypatch):
-    """The sizes glibc's mmap threshold is set to (recorded, not set), from a resting 128 KiB."""
-    if lru._TRIM is None:
-        pytest.skip("not glibc")
-    calls = []
-    monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
-    monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
-    monkeypatch.setattr(lru, "_LARGE", [0])
-    return calls
-
-
 def test_large_tables_raise_the_mmap_threshold_while_they_are_computed_on(thresholds):
     """Raised once for any number of concurrent large computations, put back at rest when the last ends."""
     calls = thresholds

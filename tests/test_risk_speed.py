@@ -101,19 +101,13 @@ def test_a_setting_assessed_on_the_shared_part_equals_one_assessed_alone(name, p
     assert shared.to_json() == alone.to_json()
 
 
-def test_the_map_measures_with_the_mmap_threshold_raised_and_puts_it_back(monkeypatch):
+def test_the_map_measures_with_the_mmap_threshold_raised_and_puts_it_back(thresholds):
     """core.lru.many_releases: raised for the map's dozens of releases on a table of any size, then at rest again."""
     from core import lru
 
-    if lru._TRIM is None:
-        pytest.skip("not glibc")
-    calls = []
-    monkeypatch.setattr(lru, "_set_threshold", lambda size, trim: calls.append(size) or True)
-    monkeypatch.setattr(lru, "_RESTING", [128 * 1024])
-    monkeypatch.setattr(lru, "_LARGE", [0])
     with lru.many_releases():
-        assert calls == [lru.LARGE_MMAP_KB * 1024]
-    assert calls == [lru.LARGE_MMAP_KB * 1024, 128 * 1024] and lru._LARGE == [0]
+        assert thresholds == [lru.LARGE_MMAP_KB * 1024]
+    assert thresholds == [lru.LARGE_MMAP_KB * 1024, 128 * 1024] and lru._LARGE == [0]
 
 
 def test_the_nearest_rows_kept_for_the_same_combinations_give_each_release_its_own_figures(monkeypatch):
