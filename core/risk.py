@@ -252,6 +252,24 @@ def measure(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, worklo
     return measure_release(data, release, workload, t, attacks=attacks)
 
 
+def outcome(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None, workload: Workload, t: Targets,
+            seed: int = 0, attacks: int | None = MAP_ATTACKS) -> tuple[str, Any]:
+    """One setting of the map: ``("point", Point)``, or ``("skipped", sentence)`` if it cannot run on ``data``.
+
+    The sentence names the setting (``SPLU-Gen at gamma = 10: ...``), so
+    every page and the CLI say the same thing about a setting that cannot run.
+    """
+    mech = mechanisms.get(mechanism)
+    try:
+        values = mech.resolve(raw or {})
+        e = mech.eligibility(data, values)
+        if not e.ok:
+            return "skipped", f"{mech.title} at {setting_text(raw or {})}: {e.message}"
+        return "point", measure(data, mechanism, values, workload, t, seed, attacks)
+    except WorkbenchError as exc:
+        return "skipped", f"{mech.title} at {setting_text(raw or {})}: {exc}"
+
+
 def sweep_jobs(names: Sequence[str], base: Mapping[str, Mapping[str, Any]] | None = None,
                sweeps: Mapping[str, Sequence[Any]] | None = None) -> list[tuple[str, dict[str, Any]]]:
     """The settings :func:`sweep_points` measures, in its order: ``(mechanism, raw parameters)``.
@@ -288,10 +306,8 @@ def sweep_points(data: Dataset, names: Sequence[str], workload: Workload, t: Tar
     for i, (name, raw) in enumerate(jobs):
         if progress:
             progress(i / len(jobs), f"{mechanisms.get(name).title}: {raw}")
-        try:
-            points.append(measure(data, name, raw, workload, t, seed, attacks))
-        except WorkbenchError as exc:
-            skipped.append(f"{mechanisms.get(name).title} at {setting_text(raw)}: {exc}")
+        kind, value = outcome(data, name, raw, workload, t, seed, attacks)
+        (points if kind == "point" else skipped).append(value)
     if progress:
         progress(1.0, "done")
     return points, skipped

@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 from core import figures
-from core import lru as core_lru
 from core.errors import WorkbenchError
 from core.intervals import count_intervals, people
 from core.mechanisms import MECHANISMS
@@ -34,8 +33,12 @@ if FROM_LINK not in ss:  # the page's first run in this session: were its settin
     ss[FROM_LINK] = "to" in st.query_params
 #: measured settings kept per table (shared for a bundled sample, private to the session for an upload)
 KEPT = 4096
-#: while the map is measured, its points so far are redrawn at most this often
-STREAM_SECONDS = 0.7
+#: while the map is measured, its points so far are redrawn at most this often (the first as soon as it is
+#: measured), and the progress bar moved at most every PROGRESS_SECONDS: each redraw is a plotly figure the
+#: browser lays out again, on the cores that measure (at 0.7 s and a bar moved per setting, chromium took
+#: half a core of the two during Adult's map)
+STREAM_SECONDS = 2.0
+PROGRESS_SECONDS = 0.25
 _TITLES = {n: MECHANISMS[n].title for n in MECHANISMS}
 
 
@@ -94,41 +97,37 @@ def _remember(results: dict, key: tuple, outcome: tuple) -> None:
 
 def _measure_all(data, todo: list, results: dict, seed: int, queries: int, records: int,
                  keys: list | None = None) -> None:
-    """Measure the settings not measured yet, on :data:`cached.WORKERS` threads, with a progress bar.
+    """Measure the settings not measured yet, with a progress bar, drawing the points so far as they come.
 
     The settings are independent (each sanitized with the same seed, answered
     on the same workload, attacked on the same sample), so measuring them at
-    the same time (:func:`cached.in_parallel`) changes no figure.  The
-    workload and the attack's sample are built first, once, and shared.
-    The points of ``keys`` measured so far are drawn as they come (the first
-    as soon as it is measured, then at most every :data:`STREAM_SECONDS`), so
-    the map fills in while it is measured.  Meanwhile glibc keeps the freed
-    pages of the releases' temporaries for the next ones
-    (:func:`core.lru.many_releases`; at rest each would be a fresh mapping).
+    the same time (:func:`cached.map_outcomes`) changes no figure.  The points of
+    ``keys`` measured so far are drawn as they come (the first as soon as it
+    is measured, then at most every :data:`STREAM_SECONDS`), so the map
+    fills in while it is measured.
     """
-    cached.workload(data, data.key, "seed000", cached.items({"queries": queries, "max_attrs": 3, "seed": seed}))
-    cached.targets(data, data.key, records, seed)
-
-    def call(name, params, key):
-        def run():
-            _remember(results, key, cached.map_outcome(data, name, params, seed, queries, records))
-        return run
-
     bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")
     live = st.empty()
     last = [time.monotonic() - STREAM_SECONDS]  # the first point is drawn as soon as it is measured
+    finished = [0]
 
-    def done(i, n):
-        bar.progress(i / n, text=f"Measured {i} of {n} settings…")
-        if keys and i < n and time.monotonic() - last[0] >= STREAM_SECONDS:
+    moved = [0.0]
+
+    def done(i, outcome):
+        _remember(results, todo[i][1], outcome)
+        finished[0] += 1
+        n = len(todo)
+        if time.monotonic() - moved[0] >= PROGRESS_SECONDS:
+            bar.progress(finished[0] / n, text=f"Measured {finished[0]} of {n} settings…")
+            moved[0] = time.monotonic()
+        if keys and finished[0] < n and time.monotonic() - last[0] >= STREAM_SECONDS:
             so_far = [v for k in keys if (o := results["outcomes"].get(k)) and o[0] == "point" for v in [o[1]]]
-            if so_far:
+            if so_far:  # (a setting that cannot run draws nothing and does not hold back the first points)
                 live.plotly_chart(figures.risk_utility_map(so_far, (), "added_risk", "large_error", _TITLES),
-                                  key=f"chart_map_live_{i}")
-            last[0] = time.monotonic()
+                                  key=f"chart_map_live_{finished[0]}")
+                last[0] = time.monotonic()
 
-    with core_lru.many_releases():  # dozens of releases in a row: their temporaries reuse the heap's pages
-        cached.in_parallel([call(name, params, key) for (name, params), key in todo], done=done)
+    cached.map_outcomes(data, [job for job, _ in todo], seed, queries, records, done=done)
     bar.empty()
     live.empty()
 

@@ -60,14 +60,13 @@ MAP_QUERIES, MAP_RECORDS = (p.default for p in SETTINGS[:2])
 def _map(mechanism: str, others: list[str], seed: int) -> tuple[list, list[str]]:
     """The report's map (:func:`core.risk.sweep_jobs`' settings), each measured once through the app's cache.
 
-    The settings are independent: measured on two threads
-    (:func:`cached.in_parallel`); a setting the Trade-offs page measured
+    The settings are independent: measured on both cores
+    (:func:`cached.map_outcomes`); a setting the Trade-offs page measured
     with the same table, seed, queries and records is read from the cache.
     The report draws the same points it would measure itself.
     """
     jobs = sweep_jobs([mechanism, *[o for o in others if o != mechanism]])
-    outcomes = cached.in_parallel([lambda n=n, r=r: cached.map_outcome(data, n, r, seed, MAP_QUERIES, MAP_RECORDS)
-                                   for n, r in jobs])
+    outcomes = cached.map_outcomes(data, jobs, seed, MAP_QUERIES, MAP_RECORDS)
     return [v for k, v in outcomes if k == "point"], [v for k, v in outcomes if k == "skipped"]
 
 

@@ -159,3 +159,24 @@ def test_a_map_the_cache_let_go_is_measured_again_not_hidden():
     fresh = app(PAGE, query={"to": ",".join(FEW), "to.queries": "300", "to.records": "300"})
     no_exception(fresh)
     assert "chart_map" not in charts(fresh)
+
+
+def test_map_outcomes_answer_each_setting_once_those_that_cannot_run_first():
+    """The map's settings: one outcome each, in the order given; a setting that cannot run is answered before
+    any is measured (the page draws the first points as soon as one is measured: a skipped one must not count
+    as the first draw), and the figures are those of core.risk.outcome, measured outside the app."""
+    from core import risk
+    from core.evaluate import make_workload
+    from core.table import load_dataset
+    from pages.ui import cached
+
+    data = load_dataset("adult", "occupation")
+    jobs = [("uniform", {"p": 0.3}), ("splu", {"gamma": 10}), ("anatomy", {"l": 3})]
+    seen = []
+    out = cached.map_outcomes(data, jobs, 0, 300, 300, done=lambda i, outcome: seen.append((i, outcome[0])))
+    assert seen[0] == (1, "skipped") and sorted(seen[1:]) == [(0, "point"), (2, "point")]
+    wl, t = make_workload(data, "seed000", queries=300, max_attrs=3, seed=0), risk.targets(data, 300, 0)
+    assert out == [risk.outcome(data, name, raw, wl, t, 0) for name, raw in jobs]
+    again = []
+    assert cached.map_outcomes(data, jobs, 0, 300, 300, done=lambda i, outcome: again.append(i)) == out
+    assert again == [0, 1, 2]  # every one from the cache, in order, measured no more

@@ -321,16 +321,19 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
         signature = inspect.signature(func)
         name = f"{func.__module__}.{func.__qualname__}"
 
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
+        def parts(args, kwargs):
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             plain = tuple((k, v) for k, v in bound.arguments.items() if not k.startswith("_"))
             hidden = [v for k, v in bound.arguments.items() if k.startswith("_")]
             names = tuple(h.name for h in hidden if isinstance(h, (Dataset, Table)))
             scope = _scope(hidden)
-
             rows = max((h.n for h in hidden if isinstance(h, Dataset)), default=0)
+            return (name, scope, names, plain), scope, rows
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            key, scope, rows = parts(args, kwargs)
 
             def compute():
                 with core_lru.large_arrays(rows):  # a table of 1M records or more: batch temporaries reused
@@ -339,16 +342,10 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
                             return func(*args, **kwargs)
                     return func(*args, **kwargs)
 
-            return store().get_or_compute((name, scope, names, plain), compute, scope=scope, kind=kind,
-                                          remeasure=remeasure, sticky=sticky)
+            return store().get_or_compute(key, compute, scope=scope, kind=kind, remeasure=remeasure, sticky=sticky)
 
         def key(*args, **kwargs):
-            bound = signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            plain = tuple((k, v) for k, v in bound.arguments.items() if not k.startswith("_"))
-            hidden = [v for k, v in bound.arguments.items() if k.startswith("_")]
-            names = tuple(h.name for h in hidden if isinstance(h, (Dataset, Table)))
-            return (name, _scope(hidden), names, plain)
+            return parts(args, kwargs)[0]
 
         wrapper.key = key
         wrapper.is_cached = lambda *args, **kwargs: key(*args, **kwargs) in store()
@@ -361,7 +358,8 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
 WORKERS = max(1, min(2, os.cpu_count() or 1))
 
 
-def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], None] | None = None) -> list[Any]:
+def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], None] | None = None,
+                each: Callable[[int, Any], None] | None = None) -> list[Any]:
     """Run independent ``calls`` on :data:`WORKERS` threads; their results in the order given.
 
     For the pages' loops over settings (the trade-off map's settings, the
@@ -370,8 +368,9 @@ def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], N
     no figure, only when each is ready (most of the work is numpy, which
     runs outside the interpreter lock).  The threads carry the script's
     context, so :func:`memo` keys an upload's entries by the session as it
-    does on the script's thread.  ``done(finished, total)`` is called on the
-    script's thread as each call finishes (a progress bar).  An exception of
+    does on the script's thread.  As each call finishes, on the script's
+    thread: ``done(finished, total)`` (a progress bar) and ``each(i,
+    result)`` of call ``i`` (the points measured so far).  An exception of
     a call is raised here; a rerun or stop while waiting cancels the calls
     not started (those running finish, and their results stay cached).
     """
@@ -379,6 +378,8 @@ def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], N
         out = []
         for i, call in enumerate(calls):
             out.append(call())
+            if each:
+                each(i, out[-1])
             if done:
                 done(i + 1, len(calls))
         return out
@@ -393,10 +394,12 @@ def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], N
 
     pool = ThreadPoolExecutor(max_workers=min(WORKERS, len(calls)), thread_name_prefix="workbench")
     try:
-        futures = [pool.submit(run, call) for call in calls]
-        for i, _ in enumerate(as_completed(futures), start=1):
+        futures = {pool.submit(run, call): i for i, call in enumerate(calls)}
+        for n, fut in enumerate(as_completed(futures), start=1):
+            if each:
+                each(futures[fut], fut.result())
             if done:
-                done(i, len(calls))
+                done(n, len(calls))
         return [f.result() for f in futures]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -621,11 +624,26 @@ def map_outcome(_data: Dataset, name: str, raw: Mapping[str, Any], seed: int, qu
                 records: int) -> tuple[str, Any]:
     """One setting of the risk-utility map: ``("point", Point)`` (cached by :func:`point`) or ``("skipped", why)``.
 
-    The sentence names the setting as :func:`core.risk.sweep_points` does, so
-    the Trade-offs page and the Compare page's report measure each setting
-    once, through the same cache, and say the same thing about one that
-    cannot run.
+    The sentence names the setting as :func:`core.risk.outcome` does, so
+    the Trade-offs page, the Compare page's report and the CLI say the same
+    thing about a setting that cannot run.
     """
+    from core.errors import WorkbenchError
+    from core.risk import setting_text
+
+    got = _known_outcome(_data, name, raw, seed, queries, records)
+    if got is not None:
+        return got
+    mech = _mechanisms.get(name)
+    try:
+        return "point", point(_data, _data.key, name, items(mech.resolve(raw)), seed, queries, records)
+    except WorkbenchError as exc:
+        return "skipped", f"{mech.title} at {setting_text(raw)}: {exc}"
+
+
+def _known_outcome(_data: Dataset, name: str, raw: Mapping[str, Any], seed: int, queries: int,
+                   records: int) -> tuple[str, Any] | None:
+    """The outcome of a setting without measuring it: skipped (cannot run), or its cached point; else None."""
     from core.errors import WorkbenchError
     from core.risk import setting_text
 
@@ -633,8 +651,49 @@ def map_outcome(_data: Dataset, name: str, raw: Mapping[str, Any], seed: int, qu
     try:
         values = mech.resolve(raw)
         ok, message, _ = eligibility(_data, _data.key, name, items(values))
-        if not ok:
-            return "skipped", f"{mech.title} at {setting_text(raw)}: {message}"
-        return "point", point(_data, _data.key, name, items(values), seed, queries, records)
     except WorkbenchError as exc:
         return "skipped", f"{mech.title} at {setting_text(raw)}: {exc}"
+    if not ok:
+        return "skipped", f"{mech.title} at {setting_text(raw)}: {message}"
+    args = (_data, _data.key, name, items(values), seed, queries, records)
+    return ("point", point(*args)) if point.is_cached(*args) else None
+
+
+def map_outcomes(_data: Dataset, jobs: Sequence[tuple[str, Mapping[str, Any]]], seed: int, queries: int,
+                 records: int, done: Callable[[int, tuple[str, Any]], None] | None = None) -> list[tuple[str, Any]]:
+    """:func:`map_outcome` of every ``(mechanism, raw)`` of ``jobs``, in their order; each measured once.
+
+    The settings cached or unable to run are answered first, the others
+    measured on :data:`WORKERS` threads (:func:`in_parallel`).  ``done(i,
+    outcome)`` is called on the script's thread as job ``i`` is answered.
+    The settings are independent (each sanitized with the same seed,
+    answered on the same workload, attacked on the same sample), so
+    measuring them at the same time changes no figure.  Choice: threads,
+    not processes.  Worker processes forked from a server that had imported
+    the mechanisms were tried on Adult's map: 1.2x faster than threads from
+    cold, but 1.2-1.4x slower in the app (7.1 against 6.0 s in AppTest,
+    10.5-11.5 against 8.1-8.4 s in chromium), where the threads share the
+    server's caches (releases, per-table memos) and the processes start
+    cold.
+    """
+    out: list = [None] * len(jobs)
+    todo = []
+    for i, (name, raw) in enumerate(jobs):
+        out[i] = _known_outcome(_data, name, raw, seed, queries, records)
+        if out[i] is None:
+            todo.append(i)
+        elif done:
+            done(i, out[i])
+
+    def finished(j, outcome):
+        out[todo[j]] = outcome
+        if done:
+            done(todo[j], outcome)
+
+    if todo:
+        workload(_data, _data.key, "seed000", items({"queries": queries, "max_attrs": 3, "seed": seed}))
+        targets(_data, _data.key, records, seed)
+        with core_lru.many_releases():  # dozens of releases in a row: their temporaries reuse the heap's pages
+            in_parallel([lambda i=i: map_outcome(_data, *jobs[i], seed, queries, records) for i in todo],
+                        each=finished)
+    return out
