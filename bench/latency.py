@@ -491,7 +491,27 @@ def census(browser, server: Server, rows: int = CENSUS_ROWS, presses: int = 3,
         page.close()
     out = {} if out is None else out
     out["setup seconds"] = time.perf_counter() - start
-    return sanitize(browser, server, presses, mechanisms, query, timeout=900, out=out)
+    memory = out.setdefault("_memory", {})
+    memory["after the table's first page"] = _server_mb(server.proc.pid)
+    try:
+        return sanitize(browser, server, presses, mechanisms, query, timeout=900, out=out)
+    finally:
+        memory["after the slider moves"] = _server_mb(server.proc.pid)
+
+
+#: issue 27: "one session on a whole 5M-row table within 700 MB of server memory"
+SESSION_MB = 700
+
+
+def _server_mb(pid: int) -> dict:
+    """The server's resident memory now and its peak so far (``VmRSS``, ``VmHWM`` of /proc), in MB."""
+    got = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                got["held" if key == "VmRSS" else "peak"] = int(value.split()[0]) / 1024
+    return got
 
 
 def first_paint(browser, root: Path, script: str = "app.py", title: str | None = None,
@@ -613,6 +633,14 @@ def table(results: dict) -> str:
         base = paint_floor if "paint" in label or "first run" in label else fl
         ratio = "" if v is None or not base or label.startswith("Floor") or "CPU" in label else f"{v / base:.2f}x"
         lines.append(f"| {label} | {_fmt(v)} | {'' if target is None else f'≤ {target:.2g}'} | {met} | {ratio} |")
+    memory = results.get("census", {}).get("_memory")
+    if memory:
+        lines += ["", f"| server memory, census:{CENSUS_ROWS:,} (one session) | held MB | peak MB | target | met |",
+                  "| --- | ---: | ---: | ---: | --- |"]
+        for when, m in memory.items():
+            held = m.get("held")
+            met = "" if held is None else ("yes" if held <= SESSION_MB else f"no (+{held - SESSION_MB:.0f} MB)")
+            lines.append(f"| {when} | {held or 0:.0f} | {m.get('peak') or 0:.0f} | ≤ {SESSION_MB} | {met} |")
     return "\n".join(lines)
 
 

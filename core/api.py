@@ -540,24 +540,18 @@ def people_intervals(request: Request, data, mechanism: str, raw: Mapping[str, A
     At counts 10 and 1,000 and per band of a seed 000 pool of 2,000 queries
     drawn with the release's seed (whatever workload the evaluation used: the
     same pool on every engine and every page), on tables of at most
-    :data:`core.risk.RISK_ROWS` records; the Dask engine loads such a table here so
-    both engines print the same figures.
+    :data:`core.intervals.MAX_ROWS` records (:func:`core.intervals.block`, the
+    pages' and the report's rule too); the Dask engine loads such a table here
+    so both engines print the same figures.
     """
-    from .errors import WorkbenchError
-    from .intervals import count_intervals
-    from .risk import RISK_ROWS
+    from .intervals import MAX_ROWS, block
     from .table import Dataset
 
-    rows = int(data.n)
-    if rows > RISK_ROWS:
-        return {"measured": False, "why": f"The table has {rows:,} records; count intervals are measured on tables "
-                                          f"of at most {RISK_ROWS:,}."}
+    if int(data.n) > MAX_ROWS:
+        return block(data, mechanism, raw, seed)  # said, without reading the table (the Dask engine's summary)
     if not isinstance(data, Dataset):  # the Dask engine's summary: the table itself, read here
         data = dataset(request)
-    try:
-        return {"measured": True, **count_intervals(data, mechanism, raw, seed).to_json()}
-    except WorkbenchError as exc:
-        return {"measured": False, "why": str(exc)}
+    return block(data, mechanism, raw, seed)
 
 
 # ------------------------------------------------------------------ the explorer and the report

@@ -115,8 +115,13 @@ def count_intervals(data: Dataset, mechanism: str, params: Mapping[str, Any] | N
     caller has it (the exact methods read its published p or noise scale).
     Cost: exact methods one pass over the pool (milliseconds); simulation
     ``reps`` sanitizations and workload estimates (about 0.5-3 s on Adult).
+    A table of more than :data:`MAX_ROWS` records raises ``NotEligible``.
     """
+    from .errors import NotEligible
+
     seed = mechanisms.check_seed(seed)
+    if data.n > MAX_ROWS:
+        raise NotEligible(_too_large(data.n))
     w = workload if workload is not None else seed000(data, queries, seed=seed)
     rel = release if release is not None else mechanisms.sanitize(data, mechanism, params, seed)
     true = np.asarray(w.true, float)
@@ -132,6 +137,34 @@ def count_intervals(data: Dataset, mechanism: str, params: Mapping[str, Any] | N
     k = len(counts)
     return CountIntervals(rel.mechanism, dict(rel.source.get("raw_params", {})), seed, method, int(reps),
                           tuple(out[:k]), tuple(out[k:]))
+
+
+#: count intervals are measured on tables of at most this many records, the risk's bound
+#: (:data:`core.risk.RISK_ROWS`): a simulation sanitizes the whole table ``reps - 1`` more times, which on a
+#: 5M-row census table kept several GB of releases alive behind every Sanitize slider move
+MAX_ROWS = 1_000_000
+
+
+def block(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int,
+          release: Release | None = None) -> dict[str, Any]:
+    """:func:`count_intervals` as JSON with ``measured: true``, or ``{"measured": false, "why": ...}``.
+
+    What the CLI (``evaluate --json``), the pages and the report show: one
+    rule for all.  A table of more than :data:`MAX_ROWS` records, or a setting
+    the intervals cannot be measured for, says why instead.
+    """
+    from .errors import WorkbenchError
+
+    if data.n > MAX_ROWS:  # said without reading the table (the Dask engine's summary has only its size)
+        return {"measured": False, "why": _too_large(int(data.n))}
+    try:
+        return {"measured": True, **count_intervals(data, mechanism, params, seed, release=release).to_json()}
+    except WorkbenchError as exc:
+        return {"measured": False, "why": str(exc)}
+
+
+def _too_large(rows: int) -> str:
+    return f"The table has {rows:,} records; count intervals are measured on tables of at most {MAX_ROWS:,}."
 
 
 def _method(data: Dataset, rel: Release, w: Workload, seed: int, reps: int):

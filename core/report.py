@@ -39,7 +39,7 @@ from .evaluate import evaluate_release
 from .release import jsonable
 from .recommend import per_answer_budget
 from .baselines import matched
-from .intervals import count_intervals
+from .intervals import block as intervals_block
 from .risk import Point, Targets, measure, measure_release, pareto, risk_block, setting_text, sweep_points, targets
 from .session import Setting
 from .table import Dataset
@@ -299,11 +299,11 @@ def build(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None, s
     parts.append("<p><b>Its guarantee</b>: " + _e(verdict.guarantee) + "</p>" + verdict_html(verdict))
     risk = risk_block(data, Setting(mechanism, dict(raw or {}), int(seed)), verdict)
     parts.append(risk_html(risk))
-    try:
-        people = count_intervals(data, mechanism, dict(raw or {}), int(seed), release=release).sentence()
-        parts.append(f"<p><b>A count in people</b>: {_e(people[0].upper() + people[1:])}.</p>")
-    except WorkbenchError as exc:
-        parts.append(f"<p class='note'>A count's interval in people could not be measured: {_e(exc)}</p>")
+    people = intervals_block(data, mechanism, dict(raw or {}), int(seed), release=release)
+    if people["measured"]:
+        parts.append(f"<p><b>A count in people</b>: {_e(people['sentence'][0].upper() + people['sentence'][1:])}.</p>")
+    else:
+        parts.append(f"<p class='note'>A count's interval in people could not be measured: {_e(people['why'])}</p>")
     for note in release.notes:
         if note not in verdict.explains:  # the verdict above already says these
             parts.append(f"<p class='note'>{_e(note)}</p>")

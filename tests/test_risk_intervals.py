@@ -98,3 +98,29 @@ def test_the_binomial_kernel_is_scipys_pmf():
         k = np.arange(lo, lo + len(got))
         assert np.array_equal(got, stats.binom.pmf(k, n, q)), (n, q)
         assert got.sum() == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.slow  # the report is built once (about 1 s of CPU)
+def test_one_size_rule_for_count_intervals_wherever_they_are_shown(monkeypatch):
+    """Above MAX_ROWS records no interval is simulated (it sanitizes the table 4 more times: several GB behind a
+    Sanitize slider move on census 5M); the CLI, the pages and the report all say why, in the same words."""
+    from core.errors import NotEligible
+    from core.report import build
+    from pages.ui import cached
+
+    data = table(n=3000)
+    monkeypatch.setattr(intervals, "MAX_ROWS", 2999)
+    calls = []
+    real = mechanisms.sanitize
+    monkeypatch.setattr(mechanisms, "sanitize", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    why = "The table has 3,000 records; count intervals are measured on tables of at most 2,999."
+    with pytest.raises(NotEligible, match="at most 2,999"):
+        intervals.count_intervals(data, "anatomy", {"l": 2}, 0)
+    assert intervals.block(data, "anatomy", {"l": 2}, 0) == {"measured": False, "why": why}
+    assert calls == []  # nothing sanitized to say so
+    assert cached.people(data, data.key, "anatomy", (("l", 2),), 0) == {"measured": False, "why": why}
+    html = build(data, "anatomy", {"l": 2}, 0, [], queries=200, records=200)
+    assert "could not be measured: " + why in html
+    monkeypatch.setattr(intervals, "MAX_ROWS", 3000)  # the contrary case: at the bound it is measured
+    got = intervals.block(data, "anatomy", {"l": 2}, 0)
+    assert got["measured"] is True and got["method"].startswith("simulation")

@@ -565,11 +565,11 @@ def risk(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int
 
 @memo("intervals")
 def people(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int) -> dict:
-    """``core.intervals.count_intervals`` as JSON: a count's 95% interval in people, at 10 and 1,000 and per band."""
-    from core.intervals import count_intervals
+    """``core.intervals.block``: a count's 95% interval in people, at 10 and 1,000 and per band, or why not."""
+    from core.intervals import MAX_ROWS, block
 
-    rel = release(_data, data_key, mechanism, params, seed)
-    return count_intervals(_data, mechanism, dict(params), int(seed), release=rel).to_json()
+    rel = release(_data, data_key, mechanism, params, seed) if _data.n <= MAX_ROWS else None
+    return block(_data, mechanism, dict(params), int(seed), release=rel)
 
 
 @memo("workloads")
