@@ -539,3 +539,17 @@ def test_anatomy_check_reads_counts_above_one(adult):
     v = mech.guarantee(adult, mech.resolve({"l": 2}), replace(rel, tables={**rel.tables, "st": table}))
     f = v.failures[0]  # group 0: 2 of 3 records hold one value (2/3 > 1/2); group 1 passes
     assert (f.count, f.of) == (1, 2) and f.measured == pytest.approx(2 / 3)
+
+
+def test_priview_tries_the_exact_construction_only_on_tables_it_finishes_on(adult, defaults, monkeypatch):
+    """Above EXACT_NEAREST_ROWS records the search behind the page does not try the exact construction (minutes on
+    a million records, behind every slider move); at the bound it does (the contrary case)."""
+    from core.mechanisms import ambiguity
+
+    mech = mechanisms.MECHANISMS["priview"]
+    values, v = mech.resolve({}), defaults["priview"]
+    assert v.failures
+    monkeypatch.setattr(ambiguity, "EXACT_NEAREST_ROWS", N - 1)
+    assert {"construction": "exact"} not in list(mech.nearest(adult, values, v))
+    monkeypatch.setattr(ambiguity, "EXACT_NEAREST_ROWS", N)
+    assert next(iter(mech.nearest(adult, values, v))) == {"construction": "exact"}

@@ -81,6 +81,9 @@ CANDIDATES = Param("candidates", "K", "pick() scores this many unpicked records 
                    kind="int", low=1, high=1024, step=1, paper="our choice; the paper's pick() (Fig. 7) scans all")
 
 
+#: the largest table on which the nearest-setting search tries PriView's exact construction (on census:1M it
+#: took about 430 s; on a 5M-row table the search behind a slider move kept a core busy for minutes)
+EXACT_NEAREST_ROWS = 100_000
 #: presence and association are ratios of float sums: a figure within this of its limit is the limit (the
 #: exact construction reaches β exactly, and floating point may land a few 1e-13 above it)
 TOLERANCE = 1e-12
@@ -427,10 +430,13 @@ class PriView(_Grouped):
         proposed: the β that places every record is computed for the paper's
         groups, and the exact groups leave records out for other reasons
         (values short of different sensitive values, repeated QI combinations).
+        On a table of more than :data:`EXACT_NEAREST_ROWS` records the exact
+        construction is not tried (it can still be chosen): it took about
+        430 s on census:1M, and the search runs behind every slider move.
         """
         if values.get("construction", "paper") == "exact":
             return
-        if verdict.failures:
+        if verdict.failures and data.n <= EXACT_NEAREST_ROWS:
             yield {"construction": "exact"}
         yield from super().nearest(data, values, verdict)
 
