@@ -109,9 +109,7 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
     bar = st.progress(0.0, text=f"Measuring {len(todo)} settings…")
     live = st.empty()
     last = [time.monotonic() - STREAM_SECONDS]  # the first point is drawn as soon as it is measured
-    finished = [0]
-
-    moved = [0.0]
+    finished, moved = [0], [0.0]  # settings answered; when the bar last moved
 
     def done(i, outcome):
         _remember(results, todo[i][1], outcome)
