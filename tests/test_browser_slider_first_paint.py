@@ -60,6 +60,10 @@ def test_a_slider_shows_the_settings_value_from_its_first_paint(server, browser,
     try:
         page.add_init_script(f"({_RECORD})()")
         page.goto(f"{server}/Sanitize?data=adult&sa=occupation&seed=1&mech={mech}&{query}", timeout=60_000)
+        # the slider first (a condition: under load the app can rest between its first runs for longer than
+        # _settled's quiet time before the sliders are drawn), then the page's quiet
+        page.locator(f'input[type="range"][aria-label="{label}"], [role="slider"][aria-label="{label}"]').first \
+            .wait_for(state="attached", timeout=180_000)
         _settled(page)
         thumbs = page.evaluate("() => window.__thumbs")
         shown = [v for name, v in thumbs if name == label]
