@@ -56,6 +56,7 @@ import datetime as _dt
 import io
 import json
 import zipfile
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -427,7 +428,8 @@ def read(data: bytes, filename: str = "session") -> tuple[Session, pd.DataFrame 
                     raise SessionError(str(exc)) from None
                 text = zf.read(JSON_NAME)
                 table_bytes = zf.read(TABLE_NAME) if TABLE_NAME in names else None
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, zlib.error) as exc:
+            # zlib.error: a member's deflated bytes damaged ("invalid distance too far back", found by bench/fuzz.py)
             raise SessionError(f"'{filename}' is a damaged zip ({exc}); save the session again.") from None
         session = loads(text, filename)
         frame = None

@@ -54,6 +54,9 @@ KNOWN = [
     ["inspect", "/dev/zero"],
     ["inspect", "in.csv", "--delimiter", "\n"],
     ["inspect", "in.csv", "--encoding", "idna"],
+    # found by the long run of stop 31 (seed 31): utf-16 without a byte-order mark, refused whole by the codec
+    ["sanitize", "bin.dat", "--sensitive", "disease", "--mechanism", "bucketization", "--seed", "7", "--encoding",
+     "utf-16", "--header", "--out", "o.txt", "--manifest", "o.csv", "--require-guarantee", "--json"],
 ]
 
 
@@ -77,6 +80,32 @@ def test_damaged_files_are_read_or_refused_in_one_sentence(data, start_peak):
 ])
 def test_what_the_first_long_run_found_is_refused_in_one_sentence(name, content):
     assert fuzz.check_reader(name, content) == []
+
+
+def _inflate_error_zip() -> bytes:
+    """The fuzz's session zip with a byte of a deflated member flipped where zlib (not zipfile) refuses it."""
+    import io
+    import zipfile
+    import zlib
+
+    good = fuzz._sessions()["session.zip"]
+    for at in range(40, len(good)):
+        data = bytearray(good)
+        data[at] ^= 0xFF
+        try:
+            with zipfile.ZipFile(io.BytesIO(bytes(data))) as zf:
+                for name in zf.namelist():
+                    zf.read(name)
+        except zlib.error:
+            return bytes(data)
+        except Exception:  # noqa: BLE001 - another damage than the one this test needs
+            continue
+    raise AssertionError("no flipped byte gives a zlib error")
+
+
+def test_a_session_zip_whose_deflated_bytes_are_damaged_is_refused_in_one_sentence():
+    """Found by the long run of stop 31 (seed 31): zlib's own error ("invalid distance too far back") escaped."""
+    assert fuzz.check_reader("session.zip", _inflate_error_zip()) == []
 
 
 def test_the_checks_catch_what_they_look_for(tmp_path, monkeypatch):

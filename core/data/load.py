@@ -555,7 +555,7 @@ def _open_text(name: str, paths: list[Path], options: ReadOptions, size: int) ->
         if encoding is None:
             encoding = _read.detect_encoding(head)
             detected.append("encoding")
-        sample, cut = _read._decode_sample(head, encoding)
+        sample, cut = _read._decode_sample(head, encoding, name)
     except _read._BinaryError:
         raise Unsupported("binary") from None
     if _read._looks_binary(sample) or not sample.strip():
@@ -598,7 +598,7 @@ def _open_text(name: str, paths: list[Path], options: ReadOptions, size: int) ->
     if len(paths) > 1:
         for p in paths[1:]:
             with open(p, "rb") as fh:
-                other = _read._split_records(_read._decode_sample(fh.read(1 << 16), encoding)[0], delimiter, True)
+                other = _read._split_records(_read._decode_sample(fh.read(1 << 16), encoding, p.name)[0], delimiter, True)
             if not other or len(other[0]) != width or (header and [v.strip() for v in other[0]] != found):
                 raise DataError(f"'{clip(p.name)}' has other columns than '{clip(paths[0].name)}'; give files "
                                 "with the same header.")

@@ -508,11 +508,20 @@ def _binary() -> _BinaryError:
     return _BinaryError("binary")
 
 
-def _decode_sample(data: bytes, encoding: str) -> tuple[str, bool]:
-    """The start of the file as text and whether it was cut (the last record may be partial)."""
+def _decode_sample(data: bytes, encoding: str, name: str = "the file") -> tuple[str, bool]:
+    """The start of the file as text and whether it was cut (the last record may be partial).
+
+    Undecodable bytes are replaced; a codec that refuses the whole stream
+    (utf-16 without its byte-order mark, found by bench/fuzz.py) is one
+    sentence naming ``name``.
+    """
     chunk = data[:_SAMPLE_BYTES]
     cut = len(data) > len(chunk)
-    text = codecs.getincrementaldecoder(encoding)(errors="replace").decode(chunk, final=not cut)
+    try:
+        text = codecs.getincrementaldecoder(encoding)(errors="replace").decode(chunk, final=not cut)
+    except UnicodeError:
+        raise DataError(f"'{clip(name)}' is not valid {encoding} text; choose its encoding (utf-8, utf-16, latin-1, "
+                        "cp1252).") from None
     return text.lstrip("\ufeff"), cut
 
 
@@ -604,7 +613,7 @@ def _read_text(data: bytes, name: str, options: ReadOptions, max_rows: int) -> R
         if encoding is None:
             encoding = detect_encoding(data)
             detected.append("encoding")
-        sample, cut = _decode_sample(data, encoding)
+        sample, cut = _decode_sample(data, encoding, name)
     except _BinaryError:
         sample, cut = "", False
         encoding = None
@@ -720,7 +729,7 @@ def _read_whitespace(data: bytes, name: str, encoding: str, header: bool, max_ro
         raise DataError(f"'{name}' is empty (only blanks); choose a file with a header row and data rows.") from None
     except pd.errors.ParserError as exc:
         raise DataError(_ragged_message(name, str(exc), encoding)) from None
-    except UnicodeDecodeError:
+    except UnicodeError:  # UnicodeDecodeError, or the utf-16 codec's "stream does not start with BOM"
         raise DataError(f"'{name}' is not valid {encoding} text; choose its encoding (utf-8, utf-16, latin-1, "
                         "cp1252).") from None
     # runs of blanks never make an empty field: an empty cell is a row pandas padded (too few fields)
