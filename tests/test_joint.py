@@ -25,6 +25,7 @@ def wl(two):
     return joint(two, "age_interval", queries=600, seed=3)
 
 
+@pytest.mark.slow  # about 1 s of CPU: 1.03 s under two suites' load, over conftest's limit for unmarked tests
 def test_true_answers_are_the_counts_of_the_joint_condition(two, wl):
     frame = two.table.frame.iloc[two.row_index] if two.row_index is not None else two.table.frame
     frame = frame.reset_index(drop=True)
