@@ -180,3 +180,62 @@ def test_map_outcomes_answer_each_setting_once_those_that_cannot_run_first():
     again = []
     assert cached.map_outcomes(data, jobs, 0, 300, 300, done=lambda i, outcome: again.append(i)) == out
     assert again == [0, 1, 2]  # every one from the cache, in order, measured no more
+
+
+@pytest.mark.slow
+def test_map_settings_measured_in_forked_processes_are_those_measured_on_threads(monkeypatch):
+    """The map's settings are measured in processes forked for the purpose (two cores, not one interpreter
+    lock): the same outcomes as on threads, each kept so that a rerun measures nothing; and a table past
+    FORK_MAX_ROWS, or WORKBENCH_MAP_PROCESSES=0, is measured on threads."""
+    from core.table import load_dataset
+    from pages.ui import cached
+
+    data = load_dataset("adult", "occupation")
+    jobs = [("uniform", {"p": 0.3}), ("anatomy", {"l": 3}), ("mondrian", {"k": 10}), ("laplace", {})]
+    forked = []
+    real = cached._measure_forked
+    monkeypatch.setattr(cached, "_measure_forked", lambda *a, **k: forked.append(len(a[2])) or real(*a, **k))
+    cached.store().clear()
+    in_processes = cached.map_outcomes(data, jobs, 3, 300, 300)
+    assert forked == [4] and all(kind == "point" for kind, _ in in_processes)
+    assert all(cached.point.is_cached(data, data.key, name, cached.items(cached._mechanisms.get(name).resolve(raw)),
+                                      3, 300, 300) for name, raw in jobs)
+    cached.store().clear()
+    monkeypatch.setenv("WORKBENCH_MAP_PROCESSES", "0")
+    assert cached.map_outcomes(data, jobs, 3, 300, 300) == in_processes
+    assert forked == [4]
+    monkeypatch.delenv("WORKBENCH_MAP_PROCESSES")
+    cached.store().clear()
+    monkeypatch.setattr(cached, "FORK_MAX_ROWS", data.n - 1)
+    assert cached.map_outcomes(data, jobs, 3, 300, 300) == in_processes
+    assert forked == [4]
+    cached.store().clear()
+
+
+def _never_answers(i):
+    import time
+
+    time.sleep(3600)
+
+
+@pytest.mark.slow
+def test_a_forked_measurement_that_answers_nothing_is_finished_on_threads(monkeypatch):
+    """A forked process that never answers (one forked while another thread held a lock it needs) does not
+    hold the map: after FORK_STALL_SECONDS its settings are measured on threads, the same figures, and the
+    processes are ended."""
+    import multiprocessing
+
+    from core.table import load_dataset
+    from pages.ui import cached
+
+    data = load_dataset("adult", "occupation")
+    jobs = [("uniform", {"p": 0.3}), ("laplace", {})]
+    cached.store().clear()
+    expected = cached.map_outcomes(data, jobs, 5, 300, 300)
+    cached.store().clear()
+    monkeypatch.setattr(cached, "_forked_outcome", _never_answers)
+    monkeypatch.setattr(cached, "FORK_STALL_SECONDS", 1.0)
+    before = set(multiprocessing.active_children())
+    assert cached.map_outcomes(data, jobs, 5, 300, 300) == expected
+    assert not set(multiprocessing.active_children()) - before
+    cached.store().clear()

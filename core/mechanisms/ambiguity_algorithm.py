@@ -163,17 +163,9 @@ def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.
     while True:
         # the paper's bucket schedule, on counts: each group takes the `slots` largest buckets
         # (in Python on the m counts: a stable sort by count, largest first, ties by value as np.argsort's)
-        rem = remaining.tolist()
-        values = range(len(rem))
-        sched = []
-        while len(sched) < batch and sum(1 for r in rem if r) >= slots:
-            top = sorted(values, key=lambda v: -rem[v])[:slots]
-            sched.append(top)
-            for v in top:
-                rem[v] -= 1
-        if not sched:
+        S = _schedule(remaining, slots, batch)
+        if not len(S):
             break
-        S = np.array(sched, dtype=np.int64)
         B = len(S)
         rows = np.arange(B)
         cand = np.full((B, slots, K), -1, dtype=np.int64)
@@ -241,6 +233,38 @@ def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.
     placed_residue = _place_residue(residue, group, n_groups, X, off, D, sa, m, alpha, kind)
     return Grouping(group=group, n_groups=n_groups, residue=len(residue), residue_placed=placed_residue,
                     dissolved=dissolved)
+
+
+def _schedule(remaining: np.ndarray, slots: int, batch: int) -> np.ndarray:
+    """The next ``batch`` (or fewer) groups' buckets: each takes the ``slots`` largest of ``remaining``.
+
+    Group after group takes the ``slots`` values with the most records left
+    (ties by value, smaller first: a stable sort of the counts, largest
+    first), one record from each, while ``slots`` values have records left.
+    A ``(groups, slots)`` array, each row in that order.  The same top set
+    repeats until its last member's count falls to the first other's (past
+    it when the last member is the smaller value); so it is found once per
+    change of the set, not once per group, and repeated.
+    """
+    rem = np.asarray(remaining, dtype=np.int64).copy()
+    rows, reps, total = [], [], 0
+    while total < batch and np.count_nonzero(rem) >= slots:
+        order = np.argsort(-rem, kind="stable")
+        top = order[:slots]
+        a = top[-1]
+        if len(order) > slots and rem[order[slots]] > 0:
+            b = order[slots]
+            times = int(rem[a] - rem[b]) + (1 if a < b else 0)
+        else:
+            times = int(rem[a])
+        times = max(1, min(times, batch - total))
+        rows.append(top)
+        reps.append(times)
+        rem[top] -= times
+        total += times
+    if not rows:
+        return np.zeros((0, slots), dtype=np.int64)
+    return np.repeat(np.array(rows, dtype=np.int64), reps, axis=0)
 
 
 def priview_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,

@@ -347,7 +347,14 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
         def key(*args, **kwargs):
             return parts(args, kwargs)[0]
 
+        def put(value, *args, **kwargs):
+            """Keep ``value`` as the result of these arguments (computed elsewhere: a forked process)."""
+            key, scope, _ = parts(args, kwargs)
+            return store().get_or_compute(key, lambda: value, scope=scope, kind=kind, remeasure=remeasure,
+                                          sticky=sticky)
+
         wrapper.key = key
+        wrapper.put = put
         wrapper.is_cached = lambda *args, **kwargs: key(*args, **kwargs) in store()
         return wrapper
 
@@ -664,17 +671,23 @@ def map_outcomes(_data: Dataset, jobs: Sequence[tuple[str, Mapping[str, Any]]], 
     """:func:`map_outcome` of every ``(mechanism, raw)`` of ``jobs``, in their order; each measured once.
 
     The settings cached or unable to run are answered first, the others
-    measured on :data:`WORKERS` threads (:func:`in_parallel`).  ``done(i,
-    outcome)`` is called on the script's thread as job ``i`` is answered.
-    The settings are independent (each sanitized with the same seed,
-    answered on the same workload, attacked on the same sample), so
-    measuring them at the same time changes no figure.  Choice: threads,
-    not processes.  Worker processes forked from a server that had imported
-    the mechanisms were tried on Adult's map: 1.2x faster than threads from
-    cold, but 1.2-1.4x slower in the app (7.1 against 6.0 s in AppTest,
-    10.5-11.5 against 8.1-8.4 s in chromium), where the threads share the
-    server's caches (releases, per-table memos) and the processes start
-    cold.
+    measured at the same time: in :data:`WORKERS` processes forked for the
+    purpose (:func:`_measure_forked`) where the table allows it, on threads
+    otherwise (:func:`in_parallel`).  ``done(i, outcome)`` is called on the
+    script's thread as job ``i`` is answered.  The settings are independent
+    (each sanitized with the same seed, answered on the same workload,
+    attacked on the same sample), so measuring them at the same time changes
+    no figure.
+
+    Choice: processes forked when the map is asked for, not threads and not
+    a pool started with the server.  The measurement is mostly many small
+    numpy calls, which hold the interpreter lock: two threads measured
+    Adult's map only 1.2x faster than one (8.1-8.7 s in chromium).  A pool
+    started with the server was tried too: its processes start cold (no
+    workload, targets or table indexes) and were 1.2-1.4x slower than the
+    threads in the app.  Processes forked *after* the workload and the
+    targets are built inherit them (copy-on-write) and measure the settings
+    on two cores.
     """
     out: list = [None] * len(jobs)
     todo = []
@@ -685,15 +698,123 @@ def map_outcomes(_data: Dataset, jobs: Sequence[tuple[str, Mapping[str, Any]]], 
         elif done:
             done(i, out[i])
 
-    def finished(j, outcome):
-        out[todo[j]] = outcome
+    def finished(i, outcome):
+        out[i] = outcome
         if done:
-            done(todo[j], outcome)
+            done(i, outcome)
 
     if todo:
-        workload(_data, _data.key, "seed000", items({"queries": queries, "max_attrs": 3, "seed": seed}))
-        targets(_data, _data.key, records, seed)
+        wl = workload(_data, _data.key, "seed000", items({"queries": queries, "max_attrs": 3, "seed": seed}))
+        t = targets(_data, _data.key, records, seed)
         with core_lru.many_releases():  # dozens of releases in a row: their temporaries reuse the heap's pages
-            in_parallel([lambda i=i: map_outcome(_data, *jobs[i], seed, queries, records) for i in todo],
-                        each=finished)
+            if _can_fork(_data, len(todo)):
+                todo = _measure_forked(_data, jobs, todo, wl, t, seed, queries, records, finished)
+            if todo:
+                in_parallel([lambda i=i: map_outcome(_data, *jobs[i], seed, queries, records) for i in todo],
+                            each=lambda j, outcome: finished(todo[j], outcome))
     return out
+
+
+#: the largest table whose map is measured in forked processes (:func:`_measure_forked`): each process holds
+#: what it changes of the server's memory, and a larger table's map is measured on threads
+FORK_MAX_ROWS = 250_000
+#: a forked measurement that answers no setting for this long is given up; its settings left are measured on
+#: threads (a process forked while another session's thread held a lock it then needs would wait for ever)
+FORK_STALL_SECONDS = 60.0
+#: what the forked processes measure: set, under :data:`_FORK_LOCK`, just before they are forked
+_FORKED: dict[str, Any] = {}
+_FORK_LOCK = threading.Lock()
+
+
+def _can_fork(data: Dataset, settings: int) -> bool:
+    """Whether :func:`map_outcomes` measures in forked processes: Linux, two cores, two settings, a small table."""
+    import sys
+
+    return (sys.platform.startswith("linux") and WORKERS > 1 and settings > 1 and data.n <= FORK_MAX_ROWS
+            and os.environ.get("WORKBENCH_MAP_PROCESSES", "1") != "0")
+
+
+def _measure_forked(_data: Dataset, jobs, todo: list[int], wl: Workload, t, seed: int, queries: int, records: int,
+                    finished: Callable[[int, tuple[str, Any]], None]) -> list[int]:
+    """Measure the settings ``todo`` of ``jobs`` in :data:`WORKERS` forked processes; the ones left unanswered.
+
+    Each process measures one setting at a time with :func:`core.risk.outcome`
+    (the function the CLI's map uses: the same point as :func:`point`) and
+    sends it back; the parent keeps each point in :func:`point`'s entry, so
+    a rerun finds it, and calls ``finished(i, outcome)``.  Nothing else a
+    process computes comes back (its releases stay in it).  Left unanswered,
+    for the caller to measure on threads: every setting not answered when
+    no answer came for :data:`FORK_STALL_SECONDS`.  A rerun or stop while
+    waiting ends the processes.
+    """
+    import multiprocessing
+    import warnings
+
+    from core.risk import training_part, DEFAULT_SPLIT_SEED
+
+    training_part(_data, DEFAULT_SPLIT_SEED)  # built before the fork: the processes inherit it
+    with _FORK_LOCK:
+        _FORKED["work"] = (_data, jobs, wl, t, seed)
+        try:
+            # Python 3.12+ warns of a fork beside threads; the processes use none of the server's locks but the
+            # memos' (replaced by _forked_start), and a process stalled on one is measured on threads instead
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pool = multiprocessing.get_context("fork").Pool(min(WORKERS, len(todo)), initializer=_forked_start)
+        finally:
+            _FORKED.clear()
+    left = set(todo)
+    try:
+        answers = pool.imap_unordered(_forked_outcome, todo, chunksize=1)
+        while left:
+            try:
+                i, outcome = answers.next(timeout=FORK_STALL_SECONDS)
+            except multiprocessing.TimeoutError:
+                _LOG.warning("The map's processes answered nothing for %.0f s; measuring its %d settings left on "
+                             "threads.", FORK_STALL_SECONDS, len(left))
+                break
+            left.discard(i)
+            if outcome[0] == "point":
+                name, raw = jobs[i]
+                point.put(outcome[1], _data, _data.key, name, items(_mechanisms.get(name).resolve(raw)), seed,
+                          queries, records)
+            finished(i, outcome)
+    finally:
+        pool.terminate()
+        pool.join()
+    return [i for i in todo if i in left]
+
+
+def _forked_start() -> None:
+    """A forked measuring process's start: its own memos, and a signal ends it (not the server's handlers).
+
+    The memos the server installs in the core (:func:`_install_order_memo`)
+    keep values in the server's store under its locks; a forked process
+    gets plain memos of its own instead, which it drops when it ends.
+    """
+    import signal
+
+    from core.engine import local
+    from core.engine import memo
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    kept: dict = {}
+
+    def plain(key, compute):
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
+
+    local.ORDER_MEMO = plain
+    local.QI_MEMO = lambda data, key, compute: plain((id(data), *key), compute)
+    memo.RECORD_MEMO = lambda data: (lambda key, compute: plain((id(data), *key), compute))
+
+
+def _forked_outcome(i: int) -> tuple[int, tuple[str, Any]]:
+    """Job ``i`` of the map being measured (in a forked process: :func:`_measure_forked`)."""
+    from core.risk import outcome
+
+    data, jobs, wl, t, seed = _FORKED["work"]
+    name, raw = jobs[i]
+    return i, outcome(data, name, raw, wl, t, seed)
