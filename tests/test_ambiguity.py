@@ -116,6 +116,7 @@ def test_exact_presence_matches_possible_worlds(size, c_a, n_q):
     assert amb.exact_presence(size, c_a, n_q) == pytest.approx(_brute_presence(size, c_a, n_q))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mech", ["ambiguity", "priview"])
 def test_every_group_private_diverse_and_every_record_accounted(adult, mech):
     alpha = 0.1 if mech == "ambiguity" else 1 / 7  # PriView's groups need ceil(1/alpha) values too
@@ -346,6 +347,7 @@ def test_refusals_are_one_sentence(toy):
         mechanisms.sanitize(toy, "ambiguity", {"beta": 0.9})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [0.0, 1.0])
 def test_rows_repeated_under_several_sa_values_match_fig5_loop(share, monkeypatch):
     """The shared-row pass (the attack's and the workload's batches), sparse and dense, against the Fig. 5 loop."""

@@ -45,6 +45,7 @@ def test_a_request_gives_release_verdict_risk_and_manifest():
     assert again.manifest() == manifest
 
 
+@pytest.mark.slow
 def test_the_raw_table_is_riskier_than_heavy_noise():
     """The scale orders releases: UP keeping 95% of values adds more risk than UP keeping 5%."""
     kept = api.sanitize(api.Request(Setting("uniform", {"p": 0.95}, 1), data="adult", sensitive="occupation")).risk
@@ -52,6 +53,7 @@ def test_the_raw_table_is_riskier_than_heavy_noise():
     assert kept["interval"][0] > noisy["interval"][1]
 
 
+@pytest.mark.slow
 def test_max_risk_refuses_with_status_3_and_writes_nothing(tmp_path):
     code, out, err = _cli("sanitize", "adult", "--sa", "occupation", "--mechanism", "uniform", "--param", "p=0.95",
                           "--seed", "1", "--max-risk", "0.05", "--out", str(tmp_path / "r.csv"))

@@ -253,6 +253,7 @@ def test_every_verdict_on_home_carries_its_measured_risk(monkeypatch):
     assert 0 <= low <= float(rp.split()[0]) <= high <= 1
 
 
+@pytest.mark.slow
 def test_coming_back_to_a_table_brings_back_its_columns_and_pins():
     """Issue 23 walkthrough: pins and the decision belong to (table, SA, QIs); switching to another table and back
     gave the first table's proposal again, so its pins and decision were hidden although nothing was lost."""

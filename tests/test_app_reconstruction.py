@@ -203,6 +203,7 @@ def test_error_experiment_on_the_query_error_page():
     assert (table["violating groups under RP (%)"] == 0).all()
 
 
+@pytest.mark.slow
 def test_sanitize_scatter_says_when_it_draws_fewer_points(monkeypatch):
     """Adult's micro groups make fewer than 1,000 distinct (share, size) points of each colour: nothing is
     thinned and the caption says nothing of it; at 100 points a colour it says so (the legend names the counts,

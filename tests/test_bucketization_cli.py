@@ -36,6 +36,7 @@ def test_sanitize_writes_qit_st_and_manifest_and_reproduces(tmp_path):
     pd.testing.assert_frame_equal(st, pd.read_csv(out2 / "st.csv"))
 
 
+@pytest.mark.slow
 def test_a_file_name_for_two_tables_is_refused(tmp_path):
     res = run_inprocess("sanitize", "adult", "--sensitive", "occupation", "--mechanism", "bucketization",
                         "--out", tmp_path / "r.csv")

@@ -115,6 +115,7 @@ def test_list():
 # The bad-input cases (files, columns, parameters, flags) are one table in test_bad_input_matrix.py.
 
 
+@pytest.mark.slow
 def test_tradeoff_recommend_and_report(tmp_path):
     # a 400-row table: large counts (11 and more) exist, so every point has a large-count error
     rng = np.random.default_rng(3)

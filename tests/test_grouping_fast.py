@@ -47,6 +47,7 @@ def _same(a: amb.Grouping, b: amb.Grouping) -> None:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), BOUNDS, BOUNDS, st.sampled_from(["ambiguity", "priview"]), st.integers(1, 40),
        st.sampled_from([3, 16, 1024]), st.integers(0, 1000))
+@pytest.mark.slow
 def test_build_groups_same_as_before(table, alpha, beta, kind, candidates, batch, seed):
     qi, domains, sa, m = table
     args = (qi, domains, sa, m, beta, alpha)

@@ -304,6 +304,7 @@ def test_same_seed_same_release_and_larger_k_coarser():
 
 
 # ------------------------------------------------------------------ command line
+@pytest.mark.slow
 def test_cli_sanitize_and_evaluate(tmp_path):
     out = tmp_path / "m"
     info = json.loads(ok("sanitize", "toy-ambiguity", "--sensitive", "disease", "--mechanism", "mondrian",

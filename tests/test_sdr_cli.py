@@ -36,6 +36,7 @@ def test_sanitize_toy_sdr_publishes_example1_subtables_and_reproduces(tmp_path):
     pd.testing.assert_frame_equal(first, pd.read_csv(out2))
 
 
+@pytest.mark.slow
 def test_evaluate_with_the_seed002_workload():
     res = json.loads(ok("evaluate", "adult", "--sensitive", "occupation", "--mechanism", "sdr",
                         "--workload", "seed002", "--queries", "60", "--seed", "2", "--json"))

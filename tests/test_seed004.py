@@ -94,6 +94,7 @@ def test_same_seed_same_workload_and_bad_settings(adult):
     assert len(make_workload(adult, "seed004", groupbys="1")) > 0
 
 
+@pytest.mark.slow
 def test_cli_evaluate_with_seed004_workload():
     res = json.loads(ok("evaluate", "adult", "--sensitive", "occupation", "--mechanism", "mondrian",
                         "--workload", "seed004", "--queries", "2", "--seed", "1", "--json"))
