@@ -325,7 +325,7 @@ def _cpu_seconds(pid: int) -> float:
     import psutil
 
     proc = psutil.Process(pid)
-    total = sum(proc.cpu_times()[:2])
+    total = sum(proc.cpu_times()[:4])  # with the processes it waited for (the map's forked ones)
     for child in proc.children(recursive=True):
         try:
             total += sum(child.cpu_times()[:2])

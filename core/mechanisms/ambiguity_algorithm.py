@@ -66,6 +66,7 @@ MECHANISMS.md section 5.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 from dataclasses import dataclass, field
@@ -241,30 +242,23 @@ def _schedule(remaining: np.ndarray, slots: int, batch: int) -> np.ndarray:
     Group after group takes the ``slots`` values with the most records left
     (ties by value, smaller first: a stable sort of the counts, largest
     first), one record from each, while ``slots`` values have records left.
-    A ``(groups, slots)`` array, each row in that order.  The same top set
-    repeats until its last member's count falls to the first other's (past
-    it when the last member is the smaller value); so it is found once per
-    change of the set, not once per group, and repeated.
+    A ``(groups, slots)`` array, each row in that order.  The values are
+    kept in a heap on (count descending, value ascending), so a group costs
+    ``slots`` pops and pushes rather than a sort of all m counts.
     """
-    rem = np.asarray(remaining, dtype=np.int64).copy()
-    rows, reps, total = [], [], 0
-    while total < batch and np.count_nonzero(rem) >= slots:
-        order = np.argsort(-rem, kind="stable")
-        top = order[:slots]
-        a = top[-1]
-        if len(order) > slots and rem[order[slots]] > 0:
-            b = order[slots]
-            times = int(rem[a] - rem[b]) + (1 if a < b else 0)
-        else:
-            times = int(rem[a])
-        times = max(1, min(times, batch - total))
-        rows.append(top)
-        reps.append(times)
-        rem[top] -= times
-        total += times
+    heap = [(-int(c), v) for v, c in enumerate(np.asarray(remaining).tolist()) if c > 0]
+    heapq.heapify(heap)
+    rows: list[list[int]] = []
+    pop, push = heapq.heappop, heapq.heappush
+    while len(rows) < batch and len(heap) >= slots:
+        taken = [pop(heap) for _ in range(slots)]
+        rows.append([v for _, v in taken])
+        for c, v in taken:
+            if c < -1:
+                push(heap, (c + 1, v))
     if not rows:
         return np.zeros((0, slots), dtype=np.int64)
-    return np.repeat(np.array(rows, dtype=np.int64), reps, axis=0)
+    return np.array(rows, dtype=np.int64)
 
 
 def priview_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray, m: int,
