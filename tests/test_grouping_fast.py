@@ -131,3 +131,28 @@ def test_smallest_size_is_the_first_size_the_presence_test_passes():
         log_alpha = math.log(alpha) + amb._TOL
         assert -np.log(float(s)) <= log_alpha
         assert s == 1 or not -np.log(float(s - 1)) <= log_alpha
+
+
+def _sorted_schedule(remaining, slots, batch):
+    """The bucket schedule as the paper's loop writes it: sort every count, largest first, for each group."""
+    rem = list(map(int, remaining))
+    rows = []
+    while len(rows) < batch and sum(1 for r in rem if r) >= slots:
+        top = sorted(range(len(rem)), key=lambda v: -rem[v])[:slots]
+        rows.append(top)
+        for v in top:
+            rem[v] -= 1
+    return np.array(rows, dtype=np.int64).reshape(-1, slots)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 60), min_size=1, max_size=14), st.integers(1, 14), st.integers(1, 100),
+       st.integers(0, 400))
+def test_heap_schedule_is_the_sorted_loop(counts, slots, batch, dominant):
+    """The heap's schedule (issue 27) is the sorted loop's, row for row, ties by the smaller value; with one
+    value far larger than the others (the dominant phase) and with level counts (the rotating phase)."""
+    slots = min(slots, len(counts))
+    counts = np.array(counts, dtype=np.int64)
+    counts[0] += dominant
+    got = amb._schedule(counts, slots, batch)
+    assert np.array_equal(got, _sorted_schedule(counts, slots, batch))
