@@ -239,3 +239,23 @@ def test_a_forked_measurement_that_answers_nothing_is_finished_on_threads(monkey
     assert cached.map_outcomes(data, jobs, 5, 300, 300) == expected
     assert not set(multiprocessing.active_children()) - before
     cached.store().clear()
+
+
+def test_a_widget_a_stopped_run_did_not_draw_is_sent_its_value_again():
+    """A run that ends without drawing a widget (st.stop() above it: no table) makes the browser drop the widget's
+    state while the server keeps it; drawn again, the widget must carry its value (set_value), or the browser
+    shows the empty default and sends it back with the next rerun: the mechanism list lost after a click on the
+    map (issue 24, the loaded run 10)."""
+    from pages.ui import state
+
+    at = app("pages/5_Trade-offs.py", {"data": "adult", "sa": "occupation", "to": "uniform,splu"})
+    assert list(at.multiselect(key="w_to_mechs").value) == ["uniform", "splu"]
+    at.session_state[state.SOURCE] = "upload"  # no file uploaded: the page says so and stops above the list
+    at.run()
+    assert not [m for m in at.multiselect if m.key == "w_to_mechs"]
+    at.session_state[state.SOURCE] = "sample"
+    at.run()
+    mechs = at.multiselect(key="w_to_mechs")
+    assert mechs.proto.set_value and list(mechs.value) == ["uniform", "splu"]
+    at.run()  # drawn in the run before: the browser holds it, nothing is sent again
+    assert not at.multiselect(key="w_to_mechs").proto.set_value

@@ -204,10 +204,20 @@ def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None
 
     Call before drawing the widget (without ``value=``), then copy the
     widget's value back into the plain key.
+
+    The value is also given again when the widget was not drawn in the run
+    before and still holds it.  A run that ends without drawing a widget
+    (``st.stop()`` above it) makes the browser drop the widget's state while
+    Streamlit's server keeps it; drawn again without a value, the widget
+    shows its empty default and sends it back with the next rerun (issue 24:
+    Trade-offs lost its mechanism list after a click on the map).  A value
+    the user has just changed differs from the stored one and is kept.
     """
     ss = st.session_state
-    if key not in ss or (valid is not None and not valid(ss[key])):
+    if (key not in ss or (valid is not None and not valid(ss[key]))
+            or (key not in (ss.get(DRAWN_BEFORE) or {}) and _same(ss[key], value))):
         ss[key] = value
+    drawn(key, ss[key])
 
 
 def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> None:
