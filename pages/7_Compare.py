@@ -60,8 +60,8 @@ MAP_QUERIES, MAP_RECORDS = (p.default for p in SETTINGS[:2])
 def _map(mechanism: str, others: list[str], seed: int) -> tuple[list, list[str]]:
     """The report's map (:func:`core.risk.sweep_jobs`' settings), each measured once through the app's cache.
 
-    The settings are independent: measured on two threads
-    (:func:`cached.map_outcomes`); a setting the Trade-offs page measured
+    The settings are independent: measured two at a time, in forked
+    processes or on threads (:func:`cached.map_outcomes`); a setting the Trade-offs page measured
     with the same table, seed, queries and records is read from the cache.
     The report draws the same points it would measure itself.
     """
