@@ -250,7 +250,7 @@ if not points:
 
 # ------------------------------------------------------------------ the map
 st.header("The risk-utility map")
-c1, c2, c3 = st.columns([5, 5, 2])
+c1, c2, c3 = st.columns([4, 4, 3])  # the toggle's label whole at 1,024 px (cut at [5, 5, 2])
 risk_keys, util_keys = list(figures.RISK_MEASURES), list(figures.UTILITY_MEASURES)
 state.seed_widget("w_to_risk", t.get("risk", risk_keys[0]), lambda v: v in risk_keys)
 state.seed_widget("w_to_util", t.get("utility", util_keys[0]), lambda v: v in util_keys)
