@@ -176,7 +176,10 @@ class Param:
         number = parse_number(raw)
         if number is None:
             raise self._fail(owner, raw)
-        return self.validate(number, owner)
+        try:
+            return self.validate(number, owner)
+        except ParameterError:  # said with the text as typed ("Got 7", not "Got 7.0")
+            raise self._fail(owner, raw) from None
 
     def invalid_examples(self) -> list[Any]:
         """Values that must be refused (for property tests)."""

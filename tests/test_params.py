@@ -2,6 +2,8 @@
 
 import math
 
+import re
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -78,3 +80,14 @@ def test_validate_agrees_with_contains(x):
     else:
         with pytest.raises(ParameterError):
             p.validate(x)
+
+
+def test_a_typed_value_out_of_range_is_reported_as_typed():
+    """A sweep or --param value the user typed is named as typed ("Got 7", not the parsed "Got 7.0")."""
+    from core.errors import ParameterError
+    from core.mechanisms import MECHANISMS
+
+    p = MECHANISMS["uniform"].param("p")
+    for typed in ("7", "1/0.1", "ln(9)"):
+        with pytest.raises(ParameterError, match=rf"Got {re.escape(typed)}\.$"):
+            p.parse(typed, "uniform")
