@@ -1,7 +1,6 @@
 """Declared parameters: one message form, parsing as the papers write numbers."""
 
 import math
-
 import re
 
 import pytest
