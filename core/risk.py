@@ -70,9 +70,11 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import mechanisms
-from .counting import QueryBatch
+from .counting import QueryBatch, unique_rows
 from .errors import NotEligible, ParameterError, WorkbenchError
+from .engine.combos import Combos
 from .evaluate import Evaluation, evaluate_release
+from .mechanisms.base import share_groups
 from .rates import Rate, residual  # noqa: F401  (anonymeter's rates, shared with core.singling_out)
 from .release import Release, jsonable
 from .table import Dataset
@@ -99,7 +101,7 @@ def targets(data: Dataset, records: int = DEFAULT_RECORDS, seed: int = 0) -> Tar
     n = data.n
     pick = np.sort(rng.choice(n, size=min(records, n), replace=False))
     qi = np.stack([c[pick] for c in data.qi_codes], axis=1)
-    values, group_of = np.unique(qi, axis=0, return_inverse=True)
+    values, group_of = unique_rows(qi)
     mode = int(np.argmax(data.sa_counts))
     return Targets(values=values, group_of=group_of.ravel(), truth=data.sa_codes[pick],
                    mode_share=float(data.sa_counts[mode] / n), mode=mode)
@@ -191,6 +193,7 @@ def measure_release(data: Dataset, release: Release, workload: Workload, t: Targ
     setting is also assessed on the risk scale (:func:`assess`, split seed
     :data:`DEFAULT_SPLIT_SEED`): one more sanitization, of 80% of the table.
     """
+    share_groups(release, workload.groups)  # every estimate below counts on the table's QI combinations
     est = mechanisms.estimate(release, group_batches(data, t))
     guess = guesses(est, t, data.m)
     accuracy = float(np.mean(guess == t.truth))
@@ -573,6 +576,7 @@ def assess(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed
     s = setup(data, mechanism, params, seed, attacks=attacks, split_seed=split_seed)
     k, rng, train, release = s.k, s.rng, s.train, s.release
     mode = int(np.argmax(train.sa_counts))
+    share_groups(release, Combos.of(train).groups)  # counted on the training part's QI combinations (kept with it)
     by = []
     est_t = _mechanism_guess(train, release, s.t_qi, mode)
     est_c = _mechanism_guess(train, release, s.c_qi, mode)
@@ -662,7 +666,7 @@ def _attack(name: str, hit_train: np.ndarray, hit_control: np.ndarray) -> Attack
 
 def _mechanism_guess(data: Dataset, release: Release, qi: np.ndarray, mode: int) -> np.ndarray:
     """The attacker who knows the mechanism: its estimator's largest SA value in each target's micro group."""
-    values, group_of = np.unique(qi, axis=0, return_inverse=True)
+    values, group_of = unique_rows(qi)
     t = Targets(values=values, group_of=group_of.ravel(), truth=np.zeros(len(qi), np.int64), mode_share=0.0,
                 mode=mode)
     est = mechanisms.estimate(release, group_batches(data, t))

@@ -77,7 +77,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import gammaln
 
-from ..counting import QueryBatch, Records
+from ..counting import QueryBatch, Records, unique_rows
 
 #: relative tolerance on presence/association comparisons (products are exact in float64 here)
 _TOL = 1e-12
@@ -633,7 +633,7 @@ class AmbiguityIndex:
         (:meth:`_estimate_dense`).
         """
         values = np.asarray(batch.values, dtype=np.int64)
-        rows, inv = np.unique(values, axis=0, return_inverse=True)
+        rows, inv = unique_rows(values)
         inv = inv.ravel()
         if 2 * len(rows) > len(values):
             return None
@@ -647,15 +647,21 @@ class AmbiguityIndex:
         lists = self._lists(batch.attrs[first])
         per_value = np.zeros((len(rows), self.st.shape[1]))
         step = max(1, _CELLS * len(rows) // max(int(sizes[first]), 1))
+        # the pairs whose group also lists the row's value of the next most selective attribute: the others
+        # multiply to 0 and add nothing (the products below run in attribute order, so the sums are the same)
+        second = int(np.argsort(sizes)[1]) if len(sizes) > 1 else first
         for start in range(0, len(rows), step):
             block = rows[start:start + step]
             sub = lists[block[:, first]]
             cols = sub.indices
             at = np.repeat(np.arange(len(block)), np.diff(sub.indptr))
+            if second != first:
+                both = by_value[batch.attrs[second]][block[at, second], cols] != 0
+                at, cols = at[both], cols[both]
             data = np.ones(len(cols))
             for j, a in enumerate(batch.attrs):
                 data *= by_value[a][block[at, j], cols] * inv_k[a][cols]
-            product = sparse.csr_matrix((data, cols, sub.indptr), shape=(len(block), len(self.st)))
+            product = sparse.csr_matrix((data, (at, cols)), shape=(len(block), len(self.st)))
             per_value[start:start + step] = product @ self.st
         return np.einsum("qm,qm->q", per_value[inv], sa.astype(float))
 

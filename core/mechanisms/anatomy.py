@@ -41,7 +41,7 @@ from ..engine.protocol import Chunk, Plan
 from ..partition import Layout, check_distinct_counts, sorted_layout
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism, rows_of
+from .base import SHARED_GROUPS, Mechanism, rows_of
 
 
 class AnatomyPlan(Plan):
@@ -147,7 +147,8 @@ class Anatomy(Mechanism):
             rows, count = rows_of(qit)  # a Dask QIT: its distinct rows, weighted by their counts
             cache["anatomy"] = Records.from_groups(
                 [rows[c] for c in qi], [len(qit.labels[c]) for c in qi], rows["gid"],
-                st.columns["gid"], st.columns[sa], st.columns["count"], len(st.labels[sa]), record_weights=count)
+                st.columns["gid"], st.columns[sa], st.columns["count"], len(st.labels[sa]), record_weights=count,
+                groups=cache.get(SHARED_GROUPS))
         return cache["anatomy"]
 
 

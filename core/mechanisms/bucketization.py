@@ -76,7 +76,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan, ranks
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism, rows_of
+from .base import SHARED_GROUPS, Mechanism, rows_of
 
 THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
               "(f′ = min(1, θf + b)); lower is safer.", 8.0, low=0.5, high=64, step=0.5, safer="lower",
@@ -519,7 +519,8 @@ class Bucketization(Mechanism):
             rows, count = rows_of(qit)  # a Dask QIT: its distinct rows, weighted by their counts
             cache["bucketization"] = Records.from_groups(
                 [rows[c] for c in qi], [len(qit.labels[c]) for c in qi], rows["bid"],
-                st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]), record_weights=count)
+                st.columns["bid"], st.columns[sa], st.columns["count"], len(st.labels[sa]), record_weights=count,
+                groups=cache.get(SHARED_GROUPS))
         return cache["bucketization"]
 
 

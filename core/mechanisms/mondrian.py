@@ -92,7 +92,7 @@ import numpy as np
 from scipy import sparse
 
 from .. import guarantee as G
-from ..counting import QueryBatch
+from ..counting import QueryBatch, unique_rows
 from ..errors import NotEligible
 from ..params import Param
 from .. import shuffle
@@ -282,6 +282,39 @@ class Boxes:
         """
         return tuple(None if s is None or s.shape[0] * s.shape[1] > _DENSE_SETS else s.toarray() for s in self.sets)
 
+    @cached_property
+    def _kept(self) -> dict:
+        """What :meth:`reach` and :meth:`holders` computed, per attribute (kept with the boxes)."""
+        return {}
+
+    def reach(self, a: int, size: int) -> np.ndarray:
+        """(size,) how many groups' boxes hold each code of QI ``a``."""
+        key = ("reach", a)
+        if key not in self._kept:
+            if self.numeric[a]:  # a box holds lo..hi: +1 at lo, -1 after hi
+                edges = (np.bincount(self.lo[:, a], minlength=size + 1)
+                         - np.bincount(self.hi[:, a] + 1, minlength=size + 1))
+                self._kept[key] = np.cumsum(edges)[:size]
+            else:
+                self._kept[key] = np.asarray(self.sets[a].sum(axis=0)).ravel()[:size]
+        return self._kept[key]
+
+    def holders(self, a: int, size: int) -> sparse.csr_matrix:
+        """(size, G) CSR: the groups whose box holds each code of QI ``a``, in ascending group order."""
+        key = ("holders", a)
+        if key not in self._kept:
+            G = len(self.size)
+            if self.numeric[a]:
+                span = self.dom[:, a]
+                group = np.repeat(np.arange(G), span)
+                code = np.repeat(self.lo[:, a] - (np.cumsum(span) - span), span) + np.arange(int(span.sum()))
+                got = sparse.csr_matrix((np.ones(len(group)), (code, group)), shape=(size, G))
+            else:
+                got = self.sets[a].T.tocsr()
+            got.sort_indices()
+            self._kept[key] = got
+        return self._kept[key]
+
 
 def group_boxes(codes, domains, numeric, group: np.ndarray, n_groups: int, sa: np.ndarray, m: int,
                 weights: np.ndarray | None = None) -> Boxes:
@@ -351,7 +384,7 @@ def association(boxes: Boxes) -> np.ndarray:
     return boxes.st.max(axis=1).toarray().ravel() / boxes.size
 
 
-def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray) -> np.ndarray | None:
+def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray, domains) -> np.ndarray | None:
     """:func:`estimate_boxes` for equality queries repeating their QI values under several SA conditions.
 
     The product ``prod_i |dom_i(G) ∩ {v_i}| / |dom_i(G)|`` depends on the QI
@@ -360,28 +393,78 @@ def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray) -> np.ndar
     to float rounding).  The risk map's attack asks exactly this (every
     sampled micro group under each of the m values).  None when the value
     rows repeat less than twice on average (the per-SA pass reads fewer groups).
+
+    The product is non-zero only on the groups whose box holds the row's
+    value of every attribute, so it is computed on the groups holding its
+    value of the attribute whose values the rows find in fewest boxes
+    (:func:`_per_value_sparse`), over every group otherwise; the same terms
+    summed in the same order, so the same figures to the last bit.
     """
     values = np.asarray(batch.values, dtype=np.int64)
-    rows, inv = np.unique(values, axis=0, return_inverse=True)
+    rows, inv = unique_rows(values)
     if 2 * len(rows) > len(values):
         return None
+    per_value = _per_value_sparse(boxes, batch.attrs, rows, domains)
+    if per_value is None:
+        G = len(boxes.size)
+        st_t = boxes.st.T.tocsr()
+        per_value = np.zeros((len(rows), boxes.st.shape[1]))
+        step = max(1, _EST_CELLS // max(G, 1))
+        for start in range(0, len(rows), step):
+            block = rows[start:start + step]
+            prod = np.ones((G, len(block)))
+            for j, a in enumerate(batch.attrs):
+                v = block[:, j]
+                if boxes.numeric[a]:
+                    prod *= (boxes.lo[:, a][:, None] <= v[None, :]) & (v[None, :] <= boxes.hi[:, a][:, None])
+                else:
+                    dense = boxes.dense_sets[a]
+                    prod *= dense[:, v] if dense is not None else boxes.sets[a][:, v].toarray()
+                prod /= boxes.dom[:, a][:, None]
+            per_value[start:start + step] = np.asarray(st_t @ prod).T
+    return np.einsum("qm,qm->q", per_value[inv.ravel()], sa.astype(float))
+
+
+#: :func:`_per_value_sparse` is used while the (row, group) pairs it reads are at most this share of rows x groups
+_SPARSE_SHARE = 0.25
+
+
+def _per_value_sparse(boxes: Boxes, attrs, rows: np.ndarray, domains) -> np.ndarray | None:
+    """Each row's ``sum_G c(G, x) prod_i |dom_i(G) ∩ {v_i}| / |dom_i(G)|`` (U, m), from the groups holding it.
+
+    Starts from the groups whose box holds the row's value of one attribute
+    (:meth:`Boxes.holders`, of the attribute whose values the rows find in
+    fewest boxes) and multiplies the other attributes in there.  None (the
+    caller reads every group) when that is not much fewer (:data:`_SPARSE_SHARE`)
+    or a categorical attribute's membership is not kept dense.
+    """
     G = len(boxes.size)
-    st_t = boxes.st.T.tocsr()
+    if not G or any(not boxes.numeric[a] and boxes.dense_sets[a] is None for a in attrs):
+        return None
+    reach = [boxes.reach(a, int(domains[a]))[rows[:, j]].sum() for j, a in enumerate(attrs)]
+    first = int(np.argmin(reach))
+    a0 = attrs[first]
+    if reach[first] > _SPARSE_SHARE * len(rows) * G or (boxes.numeric[a0] and boxes.dom[:, a0].sum() > _DENSE_SETS):
+        return None
+    lists = boxes.holders(a0, int(domains[a0]))
     per_value = np.zeros((len(rows), boxes.st.shape[1]))
-    step = max(1, _EST_CELLS // max(G, 1))
+    step = max(1, _EST_CELLS * len(rows) // max(int(reach[first]), 1))
     for start in range(0, len(rows), step):
         block = rows[start:start + step]
-        prod = np.ones((G, len(block)))
-        for j, a in enumerate(batch.attrs):
-            v = block[:, j]
+        sub = lists[block[:, first]]
+        cols = sub.indices
+        at = np.repeat(np.arange(len(block)), np.diff(sub.indptr))
+        data = np.ones(len(cols))
+        for j, a in enumerate(attrs):
+            v = block[at, j]
             if boxes.numeric[a]:
-                prod *= (boxes.lo[:, a][:, None] <= v[None, :]) & (v[None, :] <= boxes.hi[:, a][:, None])
+                data *= (boxes.lo[cols, a] <= v) & (v <= boxes.hi[cols, a])
             else:
-                dense = boxes.dense_sets[a]
-                prod *= dense[:, v] if dense is not None else boxes.sets[a][:, v].toarray()
-            prod /= boxes.dom[:, a][:, None]
-        per_value[start:start + step] = np.asarray(st_t @ prod).T
-    return np.einsum("qm,qm->q", per_value[inv.ravel()], sa.astype(float))
+                data *= boxes.dense_sets[a][cols, v]
+            data /= boxes.dom[cols, a]
+        product = sparse.csr_matrix((data, cols, sub.indptr), shape=(len(block), G))
+        per_value[start:start + step] = (product @ boxes.st).toarray()
+    return per_value
 
 
 def estimate_boxes(boxes: Boxes, batch: QueryBatch, domains) -> np.ndarray:
@@ -392,7 +475,7 @@ def estimate_boxes(boxes: Boxes, batch: QueryBatch, domains) -> np.ndarray:
         return out
     sa = np.asarray(batch.sa, dtype=bool)
     if batch.is_equality and len(batch.attrs):
-        shared = _estimate_shared(boxes, batch, sa)
+        shared = _estimate_shared(boxes, batch, sa, domains)
         if shared is not None:
             return shared
     masks = batch.qi_masks(domains)
