@@ -87,6 +87,9 @@ _CELLS = 8_000_000
 _FULL_PRODUCT = 32
 #: shared-row estimation is sparse when the narrowest attribute leaves at most this share of rows x groups
 _SPARSE_SHARE = 0.2
+#: ... and reads only the (row, group) pairs whose group also lists the row's value of the next most selective
+#: attribute (False: every pair of the narrowest attribute, the pass the tests compare with)
+_PAIR_FILTER = True
 
 
 def diversity(beta: float) -> int:
@@ -649,7 +652,7 @@ class AmbiguityIndex:
         step = max(1, _CELLS * len(rows) // max(int(sizes[first]), 1))
         # the pairs whose group also lists the row's value of the next most selective attribute: the others
         # multiply to 0 and add nothing (the products below run in attribute order, so the sums are the same)
-        second = int(np.argsort(sizes)[1]) if len(sizes) > 1 else first
+        second = int(np.argsort(sizes)[1]) if _PAIR_FILTER and len(sizes) > 1 else first
         for start in range(0, len(rows), step):
             block = rows[start:start + step]
             sub = lists[block[:, first]]
