@@ -306,13 +306,14 @@ def query_slider(browser, server: Server, presses: int = 3, out: list | None = N
         page.close()
 
 
-#: the map's first points: ``performance.now()`` when a plotly chart first appears in the main area (the page
-#: draws none before the map's points stream in)
+#: the map's first points: ``performance.now()`` when a plotly chart in the main area first holds a point (the
+#: page draws the map's empty axes before the click, and its points as they are measured)
 _OBSERVE_CHART = """() => {
   window.__chart = null;
   const main = document.querySelector('[data-testid="stMain"]');
   const seen = () => {
-    if (window.__chart === null && main.querySelector('[data-testid="stPlotlyChart"] .main-svg')) {
+    // a chart with points drawn (the page shows the map's empty axes before the click)
+    if (window.__chart === null && main.querySelector('[data-testid="stPlotlyChart"] .scatterlayer .point')) {
       window.__chart = performance.now();
     }
   };

@@ -35,10 +35,11 @@ if FROM_LINK not in ss:  # the page's first run in this session: were its settin
 KEPT = 4096
 #: while the map is measured, its points so far are redrawn at most this often (the first as soon as it is
 #: measured), and the progress bar moved at most every PROGRESS_SECONDS: each redraw is a plotly figure the
-#: browser lays out again, on the cores that measure (at 0.7 s and a bar moved per setting, chromium took
-#: half a core of the two during Adult's map)
-STREAM_SECONDS = 2.0
-PROGRESS_SECONDS = 0.25
+#: browser lays out again, and each move a message the browser renders the page's tree for, on the cores that
+#: measure (at 0.7 s and a bar moved per setting, chromium took half a core of the two during Adult's map; at
+#: 2 s and 0.25 s it took 2.8-3.3 s of CPU in a 6.4-7.5 s map, at 3 s and 1 s 2.2-2.9 s in 5.9-6.4 s)
+STREAM_SECONDS = 3.0
+PROGRESS_SECONDS = 1.0
 _TITLES = {n: MECHANISMS[n].title for n in MECHANISMS}
 
 
@@ -128,6 +129,21 @@ def _measure_all(data, todo: list, results: dict, seed: int, queries: int, recor
     cached.map_outcomes(data, [job for job, _ in todo], seed, queries, records, done=done)
     bar.empty()
     live.empty()
+
+
+def _empty_map() -> None:
+    """The map's axes before anything is measured: where the points will be drawn, and what they will show.
+
+    Drawn while the page waits for "Measure every setting", so the browser
+    has the chart library loaded and laid out before the measurement
+    starts (the first chart of a page costs chromium 1.2-1.6 s of CPU, which
+    it took from the two cores measuring the settings when the first live
+    points were drawn: the map took 0.5-1 s longer).
+    """
+    fig = figures.risk_utility_map([], (), "added_risk", "large_error", _TITLES)
+    fig.update_layout(title={"text": "The risk-utility map: measured settings are drawn here"})
+    fig.update_xaxes(range=[0, 1])
+    st.plotly_chart(fig, key="chart_map_empty", config={"staticPlot": True})
 
 
 st.title("Trade-offs: which mechanism, which setting?")
@@ -231,6 +247,7 @@ if not (known == len(jobs) or asked.issuperset(keys)):
         st.caption(f"{len(jobs)} settings to measure on {data.n:,} records{have}. Each is sanitized once (seed "
                    f"{seed}), answers {queries:,} queries and is attacked on {records:,} sampled records; results "
                    "are kept, so only new settings cost time.")
+    _empty_map()
     st.stop()
 ss[FROM_LINK] = False
 

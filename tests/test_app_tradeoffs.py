@@ -23,6 +23,16 @@ def test_nothing_runs_before_the_button():
     at = app(PAGE, query={"to": "uniform"})
     no_exception(at)
     assert "chart_map" not in charts(at)
+    # the map's empty axes say where the points will be (and load the chart library before the measurement)
+    empty = charts(at)["chart_map_empty"]
+    assert empty["data"] == [] and "drawn here" in empty["layout"]["title"]["text"]
+    assert empty["layout"]["xaxis"]["title"]["text"].startswith("added risk")
+
+
+@pytest.mark.slow
+def test_the_empty_map_gives_way_to_the_measured_one():
+    at = measured()
+    assert "chart_map" in charts(at) and "chart_map_empty" not in charts(at)
 
 
 @pytest.mark.slow
