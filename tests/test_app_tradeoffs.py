@@ -269,3 +269,38 @@ def test_a_widget_a_stopped_run_did_not_draw_is_sent_its_value_again():
     assert mechs.proto.set_value and list(mechs.value) == ["uniform", "splu"]
     at.run()  # drawn in the run before: the browser holds it, nothing is sent again
     assert not at.multiselect(key="w_to_mechs").proto.set_value
+
+
+def test_the_forked_processes_are_handed_the_slowest_settings_first(monkeypatch):
+    """Longest job first: Ambiguity's and PriView's settings go out before UP's (the page's order is kept)."""
+    from pages.ui import cached
+
+    handed = []
+
+    class Pool:
+        def __init__(self, *a, **k):
+            pass
+
+        def imap_unordered(self, fn, order, chunksize=1):
+            handed.extend(order)
+            return self
+
+        def next(self, timeout=None):  # no process answers: as after FORK_STALL_SECONDS
+            raise multiprocessing.TimeoutError
+
+        def terminate(self):
+            pass
+
+        def join(self):
+            pass
+
+    import multiprocessing
+
+    monkeypatch.setattr(multiprocessing, "get_context", lambda kind: type("Context", (), {"Pool": Pool})())
+    jobs = [("uniform", {}), ("laplace", {}), ("ambiguity", {}), ("splu", {}), ("priview", {})]
+    from core.table import load_dataset
+
+    data = load_dataset("toy-ambiguity")
+    left = cached._measure_forked(data, jobs, list(range(len(jobs))), None, None, 0, 10, 10, lambda i, o: None)
+    assert [jobs[i][0] for i in handed] == ["ambiguity", "priview", "splu", "uniform", "laplace"]
+    assert sorted(left) == list(range(len(jobs)))  # nothing answered: every setting left for the threads
