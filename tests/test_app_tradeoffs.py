@@ -272,7 +272,8 @@ def test_a_widget_a_stopped_run_did_not_draw_is_sent_its_value_again():
 
 
 def test_the_forked_processes_are_handed_the_slowest_settings_first(monkeypatch):
-    """Longest job first: Ambiguity's and PriView's settings go out before UP's (the page's order is kept)."""
+    """One quick setting (the map's first points at once), then longest job first: Ambiguity's and PriView's
+    settings go out before Laplace's (the page's order kept among the rest)."""
     from pages.ui import cached
 
     handed = []
@@ -302,5 +303,5 @@ def test_the_forked_processes_are_handed_the_slowest_settings_first(monkeypatch)
 
     data = load_dataset("toy-ambiguity")
     left = cached._measure_forked(data, jobs, list(range(len(jobs))), None, None, 0, 10, 10, lambda i, o: None)
-    assert [jobs[i][0] for i in handed] == ["ambiguity", "priview", "splu", "uniform", "laplace"]
+    assert [jobs[i][0] for i in handed] == ["uniform", "ambiguity", "priview", "splu", "laplace"]
     assert sorted(left) == list(range(len(jobs)))  # nothing answered: every setting left for the threads

@@ -733,9 +733,18 @@ _FORK_LOCK = threading.Lock()
 SLOWEST_FIRST = ("ambiguity", "priview", "splu", "bucketization", "mondrian", "anatomy")
 
 
-def _slow_rank(mechanism: str) -> int:
-    """The position :func:`_measure_forked` hands a mechanism's settings out at (:data:`SLOWEST_FIRST`, then the rest)."""
-    return SLOWEST_FIRST.index(mechanism) if mechanism in SLOWEST_FIRST else len(SLOWEST_FIRST)
+def _hand_out_order(jobs, todo: list[int]) -> list[int]:
+    """The order :func:`_measure_forked` hands the settings out in: one quick setting, then the slowest first.
+
+    The quick one first (the first in the page's order not in
+    :data:`SLOWEST_FIRST`) so that the map's first points are drawn at once
+    (issue 27: within 1 s); then :data:`SLOWEST_FIRST`'s mechanisms in its
+    order, then the rest in the page's order.
+    """
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    order = sorted(todo, key=lambda i: rank.get(jobs[i][0], len(SLOWEST_FIRST)))
+    quick = next((i for i in todo if jobs[i][0] not in rank), None)
+    return order if quick is None else [quick] + [i for i in order if i != quick]
 
 
 def _can_fork(data: Dataset, settings: int) -> bool:
@@ -750,8 +759,8 @@ def _measure_forked(_data: Dataset, jobs, todo: list[int], wl: Workload, t, seed
                     finished: Callable[[int, tuple[str, Any]], None]) -> list[int]:
     """Measure the settings ``todo`` of ``jobs`` in :data:`WORKERS` forked processes; the ones left unanswered.
 
-    Each process measures one setting at a time, the slowest mechanisms'
-    first (:data:`SLOWEST_FIRST`), with :func:`core.risk.outcome`
+    Each process measures one setting at a time, a quick one and then the
+    slowest mechanisms' first (:func:`_hand_out_order`), with :func:`core.risk.outcome`
     (the function the CLI's map uses: the same point as :func:`point`) and
     sends it back; the parent keeps each point in :func:`point`'s entry, so
     a rerun finds it, and calls ``finished(i, outcome)``.  Nothing else a
@@ -781,7 +790,7 @@ def _measure_forked(_data: Dataset, jobs, todo: list[int], wl: Workload, t, seed
             _FORKED.clear()
     left = set(todo)
     try:
-        answers = pool.imap_unordered(_forked_outcome, sorted(todo, key=lambda i: _slow_rank(jobs[i][0])), chunksize=1)
+        answers = pool.imap_unordered(_forked_outcome, _hand_out_order(jobs, todo), chunksize=1)
         while left:
             try:
                 i, outcome = answers.next(timeout=FORK_STALL_SECONDS)
