@@ -143,6 +143,7 @@ def _empty_map() -> None:
     fig = figures.risk_utility_map([], (), "added_risk", "large_error", _TITLES)
     fig.update_layout(title={"text": "The risk-utility map: measured settings are drawn here"})
     fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[-3, 0])  # log axis (exponents): errors of 0.1% to 100%, where measured points lie
     st.plotly_chart(fig, key="chart_map_empty", config={"staticPlot": True})
 
 

@@ -27,6 +27,7 @@ def test_nothing_runs_before_the_button():
     empty = charts(at)["chart_map_empty"]
     assert empty["data"] == [] and "drawn here" in empty["layout"]["title"]["text"]
     assert empty["layout"]["xaxis"]["title"]["text"].startswith("added risk")
+    assert empty["layout"]["xaxis"]["range"] == [0, 1] and empty["layout"]["yaxis"]["range"] == [-3, 0]
 
 
 @pytest.mark.slow
