@@ -249,6 +249,8 @@ if not (known == len(jobs) or asked.issuperset(keys)):
                    f"{seed}), answers {queries:,} queries and is attacked on {records:,} sampled records; results "
                    "are kept, so only new settings cost time.")
     _empty_map()
+    if data.n <= cached.FORK_MAX_ROWS:  # what the button will need, built while the page is read (cached)
+        cached.map_inputs(data, seed, queries, records)
     st.stop()
 ss[FROM_LINK] = False
 

@@ -30,6 +30,21 @@ def test_nothing_runs_before_the_button():
     assert empty["layout"]["xaxis"]["range"] == [0, 1] and empty["layout"]["yaxis"]["range"] == [-3, 0]
 
 
+def test_what_the_button_needs_is_built_while_the_page_waits_and_only_on_a_small_table(monkeypatch):
+    from pages.ui import cached
+
+    built = []
+    monkeypatch.setattr(cached, "map_inputs", lambda data, *a: built.append(data.n))
+    at = app(PAGE, query={"to": "uniform", "to.queries": "300", "to.records": "300"})
+    no_exception(at)
+    assert built == [45_222]  # Adult: the workload, targets and training part, before any click
+    monkeypatch.setattr(cached, "FORK_MAX_ROWS", 45_221)
+    built.clear()
+    at.run()
+    no_exception(at)
+    assert built == []  # a larger table: nothing is built until the button is pressed
+
+
 @pytest.mark.slow
 def test_the_empty_map_gives_way_to_the_measured_one():
     at = measured()

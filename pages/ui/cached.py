@@ -704,8 +704,7 @@ def map_outcomes(_data: Dataset, jobs: Sequence[tuple[str, Mapping[str, Any]]], 
             done(i, outcome)
 
     if todo:
-        wl = workload(_data, _data.key, "seed000", items({"queries": queries, "max_attrs": 3, "seed": seed}))
-        t = targets(_data, _data.key, records, seed)
+        wl, t = map_inputs(_data, seed, queries, records)
         with core_lru.many_releases():  # dozens of releases in a row: their temporaries reuse the heap's pages
             if _can_fork(_data, len(todo)):
                 todo = _measure_forked(_data, jobs, todo, wl, t, seed, queries, records, finished)
@@ -713,6 +712,24 @@ def map_outcomes(_data: Dataset, jobs: Sequence[tuple[str, Mapping[str, Any]]], 
                 in_parallel([lambda i=i: map_outcome(_data, *jobs[i], seed, queries, records) for i in todo],
                             each=lambda j, outcome: finished(todo[j], outcome))
     return out
+
+
+def map_inputs(_data: Dataset, seed: int, queries: int, records: int):
+    """What every setting of the map shares, built once and cached: ``(workload, targets)``, and the 80% training part.
+
+    :func:`map_outcomes` calls it before measuring; the Trade-offs page
+    calls it too while it waits for "Measure every setting" on a table of
+    at most :data:`FORK_MAX_ROWS` records (Adult: 0.45 s, after the page is
+    drawn), so that the measurement starts at once when the button is
+    pressed (the map's first points were drawn 1.3-1.5 s after the click,
+    a third of it building these).
+    """
+    from core.risk import DEFAULT_SPLIT_SEED, training_part
+
+    wl = workload(_data, _data.key, "seed000", items({"queries": queries, "max_attrs": 3, "seed": seed}))
+    t = targets(_data, _data.key, records, seed)
+    training_part(_data, DEFAULT_SPLIT_SEED)
+    return wl, t
 
 
 #: the largest table whose map is measured in forked processes (:func:`_measure_forked`): each process holds
