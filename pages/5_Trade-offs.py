@@ -250,7 +250,10 @@ if not (known == len(jobs) or asked.issuperset(keys)):
                    "are kept, so only new settings cost time.")
     _empty_map()
     if data.n <= cached.FORK_MAX_ROWS:  # what the button will need, built while the page is read (cached)
-        cached.map_inputs(data, seed, queries, records)
+        try:
+            cached.map_inputs(data, seed, queries, records)
+        except WorkbenchError:  # said when the button is pressed, by the measurement that needs them
+            pass
     st.stop()
 ss[FROM_LINK] = False
 

@@ -45,6 +45,19 @@ def test_what_the_button_needs_is_built_while_the_page_waits_and_only_on_a_small
     assert built == []  # a larger table: nothing is built until the button is pressed
 
 
+def test_inputs_that_cannot_be_built_before_the_click_leave_the_page_waiting(monkeypatch):
+    from core.errors import NotEligible
+    from pages.ui import cached
+
+    def cannot(*a):
+        raise NotEligible("The workload cannot be built on this table.")
+
+    monkeypatch.setattr(cached, "map_inputs", cannot)
+    at = app(PAGE, query={"to": "uniform"})
+    no_exception(at)
+    assert not at.error and "chart_map_empty" in charts(at)  # said when the button is pressed, not before
+
+
 @pytest.mark.slow
 def test_the_empty_map_gives_way_to_the_measured_one():
     at = measured()
