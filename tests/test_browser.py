@@ -139,6 +139,7 @@ def test_bounds_slider_changes_the_chart(server, browser):
         page.goto(f"{server}/Bounds?bound=splu-privacy", timeout=60_000)
         page.wait_for_selector('[data-testid="stMetricValue"]', timeout=60_000)
         page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        _idle(page)  # the first run ended: a key pressed on a slider the run is still drawing can be lost
         figure_before = _wait_for(lambda: page.evaluate(_FIGURE))
         metrics_before = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
         assert figure_before
@@ -160,6 +161,7 @@ def test_sanitize_slider_reruns_fast_on_adult(server, browser):
     try:
         page.goto(f"{server}/Sanitize?data=adult&mech=splu&gamma=5&seed=1", timeout=60_000)
         page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        _idle(page)  # the first run ended: a key pressed on a slider the run is still drawing can be lost
         figure_before = _wait_for(lambda: page.evaluate(_FIGURE), timeout=60)
         metrics_before = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
         start = time.perf_counter()
