@@ -789,10 +789,8 @@ def _measure_forked(_data: Dataset, jobs, todo: list[int], wl: Workload, t, seed
     import multiprocessing
     import warnings
 
-    from core.risk import training_part, DEFAULT_SPLIT_SEED
-
-    training_part(_data, DEFAULT_SPLIT_SEED)  # built before the fork: the processes inherit it
-    # imported before the fork too, or each process would import it for itself (1 s each; SPLU-Gen's privacy tail,
+    # the workload, targets and training part were built before (map_inputs): the processes inherit them;
+    # scipy.stats is imported before the fork too, or each process would import it for itself (1 s each; SPLU-Gen's privacy tail,
     # and the recommender after the map, need it)
     import scipy.stats  # noqa: F401
     with _FORK_LOCK:
