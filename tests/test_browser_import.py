@@ -57,12 +57,25 @@ def _settle(page, timeout: float = 60) -> None:
 
 
 def _choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the selectbox labelled ``label`` (typing filters the list)."""
+    """Pick ``option`` in the selectbox labelled ``label``: once the page's run has ended, open the list, wait
+    for the option to be drawn and click it; again if the box does not show it (a list opened while a run was
+    redrawing the box closed without a choice in a full CI run)."""
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
-    box.click()
-    page.keyboard.type(option)
-    page.keyboard.press("Enter")
-    _settle(page)
+    for _ in range(3):
+        _wait_for(lambda: page.evaluate(_STATE) == "notRunning", timeout=120)
+        box.click()
+        page.keyboard.type(option)  # filters the list, so the option is drawn however long it is
+        choice = page.locator('[role="option"]').filter(has_text=option).first
+        try:
+            choice.wait_for(timeout=20_000)
+            choice.click()
+        except pytest.importorskip("playwright.sync_api").TimeoutError:  # the list closed under us: open it again
+            page.keyboard.press("Escape")
+            continue
+        _settle(page)
+        if _wait_for(lambda: option in box.locator('input[role="combobox"]').input_value(), timeout=10):
+            return
+    raise AssertionError(f"the selectbox {label!r} did not take {option!r}")
 
 
 def _download(page, label: str) -> bytes:

@@ -1,4 +1,12 @@
-"""Issue 24, item 6: the conftest check fails an unmarked test that uses more than 1 s of CPU, not a marked one."""
+"""Issue 24, item 6: the conftest check fails an unmarked test that uses more than its CPU limit, not a marked one.
+
+The child runs with a limit of 0.4 s (the default is 1 s): the burner's
+fixed work is about 2 s at a quiet pace, five times the limit, so the
+check's allowance for a loaded machine (its CPU divided by how much slower
+a reference piece of work runs now) cannot excuse it.  With the 1 s
+default, a full CI run let the burner pass: its CPU, divided by the
+slowdown the check measured at that moment, came under 1 s.
+"""
 
 from __future__ import annotations
 
@@ -50,9 +58,10 @@ def test_the_check_fails_only_the_unmarked_burner(tmp_path):
     (tmp_path / "test_burn.py").write_text(BURN)
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: slow\n    browser: browser\n")
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), "WORKBENCH_TEST_CPU_LIMIT": "0.4"},
+                          capture_output=True, text=True,
                           timeout=600)
     out = proc.stdout
     assert "1 failed, 3 passed" in out, out[-2000:]
     assert "FAILED test_burn.py::test_unmarked_burner" in out
-    assert "s of CPU (more than 1 s;" in out and "without @pytest.mark.slow" in out
+    assert "s of CPU (more than 0.4 s;" in out and "without @pytest.mark.slow" in out
