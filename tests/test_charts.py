@@ -95,3 +95,41 @@ def test_the_report_carries_every_figures_table():
     tables = re.findall(r"<details class=\"cap\"><summary>Show as table: ([^<]+)</summary><div class=\"wide\"><table",
                         html)
     assert plots and plots == tables
+
+
+def _kinds():
+    """A figure of each kind the pages draw: single axes, subplots, shapes, a map's scatter, an empty one."""
+    from test_figures_layout import _figures
+
+    yield from _figures()
+    yield "bound_histograms", figures.bound_histograms(np.array([0.05, 0.2, 0.2]), np.array([0.1, 0.5, 0.683]),
+                                                       0.1, 0.1)
+    from plotly.subplots import make_subplots
+
+    panels = make_subplots(rows=1, cols=3, shared_yaxes=True, subplot_titles=("(a)", "(b)", "(c)"))
+    for col in (1, 2, 3):
+        panels.add_trace(go.Scatter(x=[1, 2], y=[col, col * 2], name=f"panel {col}"), row=1, col=col)
+    panels.add_vline(x=1.5, line_dash="dot")
+    yield "three panels", panels
+    yield "empty", go.Figure()
+
+
+@pytest.mark.parametrize("name, fig", list(_kinds()), ids=lambda v: v if isinstance(v, str) else "")
+def test_the_unvalidated_copy_draws_what_the_validated_one_did(name, fig):
+    """pages.ui.charts.layout_copy skips plotly's second validation: the laid-out figure is the same, key for key."""
+    import json
+
+    import plotly.io as pio
+
+    from pages.ui.charts import layout_copy
+
+    validated = json.loads(pio.to_json(figures.tidy(go.Figure(fig)), validate=False))
+    copied = json.loads(pio.to_json(figures.tidy(layout_copy(fig)), validate=False))
+    assert copied == validated
+    assert copied["layout"]["margin"]["t"] > 0  # tidy ran on the copy
+    before = json.loads(pio.to_json(fig, validate=False))
+    figures.tidy(layout_copy(fig))
+    assert json.loads(pio.to_json(fig, validate=False)) == before  # the figure given is left as it was
+    out = layout_copy(fig)
+    assert figures.figure_summary(out) == figures.figure_summary(go.Figure(fig))
+    assert figures.figure_table(out).equals(figures.figure_table(go.Figure(fig)))
