@@ -57,9 +57,9 @@ def _settle(page, timeout: float = 60) -> None:
 
 
 def _choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the selectbox labelled ``label``: once the page's run has ended, open the list, wait
-    for the option to be drawn and click it; again if the box does not show it (a list opened while a run was
-    redrawing the box closed without a choice in a full CI run)."""
+    """Pick ``option`` in the selectbox labelled ``label``: once the page's run has ended, open the list, type
+    to filter it, wait for the option to be drawn and click it; again if the combobox does not then hold it (a
+    list opened while a run was redrawing the box closed without a choice in a full CI run)."""
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
     for _ in range(3):
         _wait_for(lambda: page.evaluate(_STATE) == "notRunning", timeout=120)

@@ -27,7 +27,7 @@ STATIC_ROWS = 400
 
 
 def layout_copy(fig):
-    """A copy of ``fig`` for :func:`core.figures.tidy` to lay out, from its dict and not validated again.
+    """A copy of ``fig`` for :func:`core.figures.tidy` to lay out, not validated again.
 
     The figure was validated when it was built; ``go.Figure(fig)`` checked
     every property and the whole default template once more (12-14 ms of a
