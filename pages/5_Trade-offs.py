@@ -144,7 +144,10 @@ def _empty_map() -> None:
     fig.update_layout(title={"text": "The risk-utility map: measured settings are drawn here"})
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[-3, 0])  # log axis (exponents): errors of 0.1% to 100%, where measured points lie
-    st.plotly_chart(fig, key="chart_map_empty", config={"staticPlot": True})
+    # no numbers yet, so no "Show as table" (pages.ui.charts.chart): a text alternative says what it is
+    st.plotly_chart(fig, key="chart_map_empty", config={"staticPlot": True},
+                    alt="Empty risk-utility map: added risk (0 to 1) across, large-count error (0.1% to 100%, log "
+                        "scale) up; each setting is drawn here once measured.")
 
 
 st.title("Trade-offs: which mechanism, which setting?")

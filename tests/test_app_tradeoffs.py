@@ -28,6 +28,9 @@ def test_nothing_runs_before_the_button():
     assert empty["data"] == [] and "drawn here" in empty["layout"]["title"]["text"]
     assert empty["layout"]["xaxis"]["title"]["text"].startswith("added risk")
     assert empty["layout"]["xaxis"]["range"] == [0, 1] and empty["layout"]["yaxis"]["range"] == [-3, 0]
+    # no numbers to tabulate yet: a text alternative says what the empty chart is (every other chart has a table)
+    alt = next(el.proto.alt for el in at.get("plotly_chart") if el.proto.id.endswith("chart_map_empty"))
+    assert alt.startswith("Empty risk-utility map") and "once measured" in alt
 
 
 def test_what_the_button_needs_is_built_while_the_page_waits_and_only_on_a_small_table(monkeypatch):

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_browser import _wait_for, browser, server  # noqa: F401 (fixtures)
+from tests.test_browser import _idle, _wait_for, browser, server  # noqa: F401 (fixtures)
 
 pytestmark = pytest.mark.browser
 
@@ -62,7 +62,7 @@ def _choose(page, label: str, option: str) -> None:
     list opened while a run was redrawing the box closed without a choice in a full CI run)."""
     box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label).first
     for _ in range(3):
-        _wait_for(lambda: page.evaluate(_STATE) == "notRunning", timeout=120)
+        _idle(page)
         box.click()
         page.keyboard.type(option)  # filters the list, so the option is drawn however long it is
         choice = page.locator('[role="option"]').filter(has_text=option).first
