@@ -63,8 +63,9 @@ if uidata.folder_root() is not None:
     SOURCES["folder"] = "The server's data folder (large tables, on a sample)"
 if ss[state.SOURCE] not in SOURCES:  # a link to a data-folder table on a server without one: said, not swapped
     st.warning(md(uidata.no_folder_message()))
-state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
-source = st.radio("Table source", list(SOURCES), key="w_source", format_func=SOURCES.get, horizontal=True)
+shown = state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
+source = st.radio("Table source", list(SOURCES), key="w_source", index=list(SOURCES).index(shown),
+                  format_func=SOURCES.get, horizontal=True)
 ss[state.SOURCE] = source
 
 if source == "folder":
@@ -72,8 +73,8 @@ if source == "folder":
     uidata.folder_picker()
 elif source == "sample":
     options = [s.name for s in samples.list_samples()]
-    state.seed_widget("w_sample", ss[state.SAMPLE], lambda v: v in options)
-    name = st.selectbox("Bundled sample", options, key="w_sample",
+    shown = state.seed_widget("w_sample", ss[state.SAMPLE], lambda v: v in options)
+    name = st.selectbox("Bundled sample", options, key="w_sample", index=options.index(shown),
                         format_func=lambda n: uidata.sample_info(n).title)
     ss[state.SAMPLE] = name
     state.follow_sample()
@@ -88,9 +89,10 @@ elif source == "sample":
     if info.sized:
         sizes = ss[state.SIZE]
         size_key = f"w_size_{name}"
-        state.seed_widget(size_key, int(sizes.get(name, info.default_size)), lambda v: isinstance(v, int))
+        shown = state.seed_widget(size_key, int(sizes.get(name, info.default_size)), lambda v: isinstance(v, int))
         size = st.number_input(
             "Rows to generate (records)", min_value=1, max_value=samples.MAX_SIZE, step=10_000, key=size_key,
+            value=shown,
             help=f"The generator is deterministic: the same size always gives the same table "
                  f"(default {info.default_size:,} rows; at most {samples.MAX_SIZE:,}).")
         ss[state.SIZE] = {**sizes, name: int(size)}
@@ -184,14 +186,15 @@ sa0, qi0 = uidata.columns_for(table)
 proposal = uidata.proposal(table)
 c1, c2 = st.columns([1, 2])
 with c1:
-    state.seed_widget("w_sa", sa0, lambda v: v in columns)
-    sa = st.selectbox("Sensitive attribute (SA)", columns, key="w_sa",
+    shown = state.seed_widget("w_sa", sa0, lambda v: v in columns)
+    sa = st.selectbox("Sensitive attribute (SA)", columns, key="w_sa", index=columns.index(shown),
                       help="The column to protect: each person's value must not be learnable from the release.")
 qi_options = [c for c in columns if c != sa]
 qi_start = [c for c in qi0 if c != sa]
 with c2:
-    state.seed_widget("w_qi", qi_start, lambda v: all(c in qi_options for c in v))
+    shown = state.seed_widget("w_qi", qi_start, lambda v: all(c in qi_options for c in v))
     qi = st.multiselect("Quasi-identifiers (QI): columns an attacker may know", qi_options, key="w_qi",
+                        default=shown,
                         help="Non-sensitive columns that queries select on (age, sex, ...). "
                              "Identifiers such as names or row ids should be left out.")
 ss[state.SA], ss[state.QI] = sa, tuple(qi)

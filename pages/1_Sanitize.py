@@ -37,9 +37,9 @@ PUBLISHES = {
 
 # ------------------------------------------------------------------ mechanism
 names = list(MECHANISMS)
-state.bind_widget("w_mech", ss[state.MECH], lambda v: v in names)
+shown = state.bind_widget("w_mech", ss[state.MECH], lambda v: v in names)
 name = state.drawn("w_mech", st.selectbox(
-    "Mechanism", names, key="w_mech", format_func=lambda n: MECHANISMS[n].title,
+    "Mechanism", names, key="w_mech", index=names.index(shown), format_func=lambda n: MECHANISMS[n].title,
     help="Every mechanism of the five papers and their baselines; the same choice is used on the Query error page."))
 ss[state.MECH] = name
 mech = MECHANISMS[name]
@@ -78,9 +78,9 @@ def _new_seed():
 
 s1, s2, _ = st.columns([1, 1, 2])
 with s1:
-    state.bind_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
+    shown = state.bind_widget("w_seed", int(ss[state.SEED]), state.valid_seed)
     seed = state.drawn("w_seed", st.number_input(
-        "Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed",
+        "Seed (whole number)", min_value=0, max_value=state.MAX_SEED, step=1, key="w_seed", value=shown,
         help="Same table, parameters and seed give the same release; the manifest records it."))
 with s2:
     st.write("")

@@ -49,8 +49,8 @@ def _release_values(bound) -> tuple[dict, str]:
     return bound.linked(given, data), where
 
 
-state.seed_widget("w_bound", ss[state.BOUND], lambda v: v in names)
-name = st.selectbox("Curve", names, key="w_bound", format_func=lambda n: BOUNDS[n].title)
+shown = state.seed_widget("w_bound", ss[state.BOUND], lambda v: v in names)
+name = st.selectbox("Curve", names, key="w_bound", index=names.index(shown), format_func=lambda n: BOUNDS[n].title)
 ss[state.BOUND] = name
 bound = BOUNDS[name]
 st.caption(f"Source: {bound.paper}.")
@@ -59,8 +59,8 @@ st.subheader("Parameters")
 linked, source = _release_values(bound)
 locked = None
 if linked:
-    state.seed_widget("w_bound_follow", True, lambda v: isinstance(v, bool))
-    follow = st.toggle(f"Follow the release: {source}", key="w_bound_follow",
+    shown = state.seed_widget("w_bound_follow", True, lambda v: isinstance(v, bool))
+    follow = st.toggle(f"Follow the release: {source}", key="w_bound_follow", value=shown,
                        help="On: the parameters the release fixes are taken from the Sanitize page and the "
                             "loaded table, so the curve shows the guarantee of the settings you chose. Off: "
                             "set every parameter here.")

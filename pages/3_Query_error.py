@@ -48,8 +48,9 @@ q = state.query_settings()
 # ------------------------------------------------------------------ workload settings
 st.header("Workload")
 kinds = list(WORKLOADS)
-state.seed_widget("w_q_kind", q.get("kind", kinds[0]), lambda v: v in kinds)
-kind = st.selectbox("Query generator", kinds, key="w_q_kind", format_func=lambda k: WORKLOADS[k].title)
+shown = state.seed_widget("w_q_kind", q.get("kind", kinds[0]), lambda v: v in kinds)
+kind = st.selectbox("Query generator", kinds, key="w_q_kind", index=kinds.index(shown),
+                    format_func=lambda k: WORKLOADS[k].title)
 q["kind"] = kind
 spec = WORKLOADS[kind]
 st.caption(spec.explain + (f" Source: {spec.paper}." if spec.paper else ""))
@@ -69,24 +70,26 @@ auto_compare = [current] + [b.name for b in baselines(current)]
 if kind == "joint":  # only SPLU-Gen publishes two sensitive attributes (core.evaluate.estimate_joint)
     auto_compare = ["splu"]
 explicit = q.get("compare")  # None: follow the mechanism chosen on the Sanitize page
-state.seed_widget("w_q_compare", [n for n in (explicit if explicit is not None else auto_compare) if n in names],
-                  lambda v: all(n in names for n in v))
+shown_compare = state.seed_widget("w_q_compare",
+                                  [n for n in (explicit if explicit is not None else auto_compare) if n in names],
+                                  lambda v: all(n in names for n in v))
 compare_label = (f"Mechanisms to compare: {chosen_title} (chosen on the Sanitize page) and the baselines its paper "
                  "compares it with, unless you change the list")
 if kind == "joint":
     compare_label = ("Mechanisms to compare: SPLU-Gen, the only one that publishes two sensitive attributes, unless "
                      "you change the list (others are left out with the reason)")
-compare = st.multiselect(compare_label, names, key="w_q_compare", format_func=lambda n: MECHANISMS[n].title)
+compare = st.multiselect(compare_label, names, key="w_q_compare", default=shown_compare,
+                         format_func=lambda n: MECHANISMS[n].title)
 q["compare"] = None if list(compare) == auto_compare else list(compare)
-state.seed_widget("w_q_match", bool(q.get("match", True)), lambda v: isinstance(v, bool))
+shown = state.seed_widget("w_q_match", bool(q.get("match", True)), lambda v: isinstance(v, bool))
 match = st.toggle(
-    f"Match the baselines' parameters to {chosen_title}, as the papers do", key="w_q_match",
+    f"Match the baselines' parameters to {chosen_title}, as the papers do", key="w_q_match", value=shown,
     help="On: a baseline of the chosen mechanism runs at the setting its paper pairs with the chosen one "
          "(e.g. Anatomy at ℓ = ⌈1/ρ₂⌉ beside SDR, at ℓ = γ beside SPLU); the settings line under the chart "
          "says which. Off: every mechanism runs at its own parameters from the Sanitize page.")
 q["match"] = bool(match)
-state.seed_widget("w_q_log", bool(q.get("log", True)), lambda v: isinstance(v, bool))
-log_y = st.toggle("Logarithmic error axis", key="w_q_log",
+shown = state.seed_widget("w_q_log", bool(q.get("log", True)), lambda v: isinstance(v, bool))
+log_y = st.toggle("Logarithmic error axis", key="w_q_log", value=shown,
                   help="Errors span several orders of magnitude (0.001 on large counts, 1 or more on small ones).")
 q["log"] = bool(log_y)
 ui.sidebar_status()
@@ -225,21 +228,21 @@ smech_name = None
 if not sweepable:
     st.info("No registered mechanism declares a parameter to sweep.")
 else:
-    state.seed_widget("w_q_sweep_mech", q.get("sweep_mech", current if current in sweepable else sweepable[0]),
-                      lambda v: v in sweepable)
+    shown = state.seed_widget("w_q_sweep_mech", q.get("sweep_mech", current if current in sweepable else sweepable[0]),
+                              lambda v: v in sweepable)
     s1, s2 = st.columns([1, 2])
     with s1:
-        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech",
+        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech", index=sweepable.index(shown),
                                   format_func=lambda n: MECHANISMS[n].title)
     q["sweep_mech"] = smech_name
     smech = MECHANISMS[smech_name]
     sparam = smech.param(smech.main_param)
     texts = q.setdefault("sweep_values", {})
     vkey = f"w_q_sweep_values_{smech_name}"
-    state.seed_widget(vkey, texts.get(smech_name, ", ".join(param_text(v) for v in smech.sweep)),
-                      lambda v: isinstance(v, str))
+    shown = state.seed_widget(vkey, texts.get(smech_name, ", ".join(param_text(v) for v in smech.sweep)),
+                              lambda v: isinstance(v, str))
     with s2:
-        vtext = st.text_input(f"Values of {sparam.symbol} ({sparam.name}), comma separated", key=vkey,
+        vtext = st.text_input(f"Values of {sparam.symbol} ({sparam.name}), comma separated", key=vkey, value=shown,
                               help=f"{sparam.help} Allowed: {sparam.describe()}. Fractions (1/13) and ln(3) "
                                    "are accepted. The other parameters stay as on the Sanitize page.")
     texts[smech_name] = vtext
@@ -371,8 +374,9 @@ def _scatter(done: dict, workload, kind: str, settings_key: tuple) -> None:
     """
     q = state.query_settings()
     options = list(done)
-    state.seed_widget("w_q_scatter", q.get("scatter_mech", options[0]), lambda v: v in options)
-    sname = st.selectbox("Mechanism", options, key="w_q_scatter", format_func=lambda n: MECHANISMS[n].title)
+    shown = state.seed_widget("w_q_scatter", q.get("scatter_mech", options[0]), lambda v: v in options)
+    sname = st.selectbox("Mechanism", options, key="w_q_scatter", index=options.index(shown),
+                         format_func=lambda n: MECHANISMS[n].title)
     q["scatter_mech"] = sname
     ev = done[sname]
     texts_q = cached.query_texts(data, data.key, kind, settings_key)

@@ -76,8 +76,9 @@ def _target_inputs(params, stored: dict) -> dict:
         with cols[i % per_row]:
             if p.optional:
                 on_key = f"w_to_goal_{p.name}__on"
-                state.seed_widget(on_key, stored.get(p.name, p.default) is not None, lambda v: isinstance(v, bool))
-                if not st.checkbox(f"set a target for {p.symbol}", key=on_key,
+                shown = state.seed_widget(on_key, stored.get(p.name, p.default) is not None,
+                                          lambda v: isinstance(v, bool))
+                if not st.checkbox(f"set a target for {p.symbol}", key=on_key, value=shown,
                                    help=f"{p.help}\n\nTicked: recommended settings must meet this target. "
                                         "Unticked: no target."):
                     raw[p.name] = None
@@ -172,8 +173,8 @@ t = ss.setdefault(state.TRADEOFF, {})
 names = list(MECHANISMS)
 st.header("What to measure")
 default = [n for n in t.get("mechanisms", names) if n in names]
-state.seed_widget("w_to_mechs", default, lambda v: all(n in names for n in v))
-chosen = st.multiselect("Mechanisms on the map", names, key="w_to_mechs",
+shown = state.seed_widget("w_to_mechs", default, lambda v: all(n in names for n in v))
+chosen = st.multiselect("Mechanisms on the map", names, key="w_to_mechs", default=shown,
                         format_func=lambda n: MECHANISMS[n].title,
                         help="Each is measured at every value of its main parameter (the sweep values below).")
 t["mechanisms"] = list(chosen)
@@ -190,9 +191,9 @@ with st.expander("Values swept per mechanism"):
             continue
         p = mech.param(mech.main_param)
         key = f"w_to_sweep_{name}"
-        state.seed_widget(key, sweeps.get(name, ", ".join(param_text(v) for v in mech.sweep)),
-                          lambda v: isinstance(v, str))
-        sweeps[name] = st.text_input(f"{mech.title}: values of {p.symbol} ({p.name})", key=key,
+        shown = state.seed_widget(key, sweeps.get(name, ", ".join(param_text(v) for v in mech.sweep)),
+                                  lambda v: isinstance(v, str))
+        sweeps[name] = st.text_input(f"{mech.title}: values of {p.symbol} ({p.name})", key=key, value=shown,
                                      help=f"{p.help} Allowed: {p.describe()}.")
 ui.sidebar_status()
 state.sync_url()
@@ -278,20 +279,22 @@ if not points:
 st.header("The risk-utility map")
 c1, c2, c3 = st.columns([4, 4, 3])  # the toggle's label whole at 1,024 px (cut at [5, 5, 2])
 risk_keys, util_keys = list(figures.RISK_MEASURES), list(figures.UTILITY_MEASURES)
-state.seed_widget("w_to_risk", t.get("risk", risk_keys[0]), lambda v: v in risk_keys)
-state.seed_widget("w_to_util", t.get("utility", util_keys[0]), lambda v: v in util_keys)
+shown_risk = state.seed_widget("w_to_risk", t.get("risk", risk_keys[0]), lambda v: v in risk_keys)
+shown_util = state.seed_widget("w_to_util", t.get("utility", util_keys[0]), lambda v: v in util_keys)
 with c1:
     # the picker shows the measure's short name (a long one was cut in the box); the help and the axis title say it all
-    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", format_func=figures.measure_name,
+    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", index=risk_keys.index(shown_risk),
+                            format_func=figures.measure_name,
                             help="\n\n".join(f"**{figures.measure_name(k)}**: {v}"
                                                for k, v in figures.RISK_MEASURES.items()))
 with c2:
-    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", format_func=figures.measure_name,
+    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", index=util_keys.index(shown_util),
+                            format_func=figures.measure_name,
                             help="\n\n".join(f"**{figures.measure_name(k)}**: {v}"
                                                for k, v in figures.UTILITY_MEASURES.items()))
 with c3:
-    state.seed_widget("w_to_log", bool(t.get("log", True)), lambda v: isinstance(v, bool))
-    log_y = st.toggle("Log error axis", key="w_to_log")
+    shown = state.seed_widget("w_to_log", bool(t.get("log", True)), lambda v: isinstance(v, bool))
+    log_y = st.toggle("Log error axis", key="w_to_log", value=shown)
 t.update(risk=risk_key, utility=util_key, log=bool(log_y))
 front = pareto(points, risk_key, util_key)
 titles = {n: MECHANISMS[n].title for n in MECHANISMS}
@@ -441,9 +444,9 @@ st.markdown("One self-contained HTML file (opens offline; figures embedded) with
             "mechanism and its manifest, its analytical curves, the query error beside the other mechanisms on "
             "this map, and the map itself.")
 current = ss.get(state.MECH) if ss.get(state.MECH) in names else names[0]
-state.seed_widget("w_to_report_mech", current, lambda v: v in names)
+shown = state.seed_widget("w_to_report_mech", current, lambda v: v in names)
 rmech = st.selectbox("Mechanism the report is about (at its parameters from the Sanitize page)", names,
-                     key="w_to_report_mech", format_func=lambda n: MECHANISMS[n].title)
+                     key="w_to_report_mech", index=names.index(shown), format_func=lambda n: MECHANISMS[n].title)
 if st.button("Build the report", key="w_to_report"):
     report_bar = st.progress(0.0, text="Building the report…")
     try:

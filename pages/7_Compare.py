@@ -208,11 +208,15 @@ draft = ss.get("wb_decision_draft") or {
     "rationale": decision.rationale if decision else "",
     "reviewers": ", ".join(decision.reviewers) if decision else "",
     "date": decision.date if decision and decision.date else _dt.date.today().isoformat()}
-state.seed_widget("w_decision_chosen", draft["chosen"] if draft["chosen"] in pin_names else pin_names[0],
-                  lambda v: v in pin_names)
-state.seed_widget("w_decision_rationale", draft["rationale"], lambda v: isinstance(v, str))
-state.seed_widget("w_decision_reviewers", draft["reviewers"], lambda v: isinstance(v, str))
-state.seed_widget("w_decision_date", _dt.date.fromisoformat(draft["date"]), lambda v: isinstance(v, _dt.date))
+shown = {"w_decision_chosen": state.seed_widget(
+               "w_decision_chosen", draft["chosen"] if draft["chosen"] in pin_names else pin_names[0],
+               lambda v: v in pin_names),
+         "w_decision_rationale": state.seed_widget("w_decision_rationale", draft["rationale"],
+                                                   lambda v: isinstance(v, str)),
+         "w_decision_reviewers": state.seed_widget("w_decision_reviewers", draft["reviewers"],
+                                                   lambda v: isinstance(v, str)),
+         "w_decision_date": state.seed_widget("w_decision_date", _dt.date.fromisoformat(draft["date"]),
+                                              lambda v: isinstance(v, _dt.date))}
 
 def _record():
     try:
@@ -239,11 +243,14 @@ def _clear():
 
 d1, d2 = st.columns([1, 2])
 with d1:
-    st.selectbox("Chosen pin", pin_names, key="w_decision_chosen")
-    st.text_input("Reviewers (comma separated)", key="w_decision_reviewers", max_chars=500)
-    st.date_input("Date of the decision", key="w_decision_date")
+    st.selectbox("Chosen pin", pin_names, key="w_decision_chosen",
+                 index=pin_names.index(shown["w_decision_chosen"]))
+    st.text_input("Reviewers (comma separated)", key="w_decision_reviewers", max_chars=500,
+                  value=shown["w_decision_reviewers"])
+    st.date_input("Date of the decision", key="w_decision_date", value=shown["w_decision_date"])
 with d2:
     st.text_area("Rationale (why this setting, why not the others)", key="w_decision_rationale", height=178,
+                 value=shown["w_decision_rationale"],
                  max_chars=20_000)
 ss["wb_decision_draft"] = {"chosen": ss["w_decision_chosen"], "rationale": ss["w_decision_rationale"],
                            "reviewers": ss["w_decision_reviewers"],

@@ -108,25 +108,28 @@ def band_picker(table: Table, qi: tuple[str, ...], bandable: tuple[str, ...] = (
                 (number(values.min()), number(values.max()))  # a year range reads 1974 to 2018, not 1,974
             c1.markdown(f"**{md(col)}**  \n{distinct:,} values, {low} to {high}")
             mkey, vkey = f"w_band_method_{col}", f"w_band_value_{col}"
-            state.seed_widget(mkey, spec["method"] if spec else "none", lambda v: v in METHODS)
+            shown = state.seed_widget(mkey, spec["method"] if spec else "none", lambda v: v in METHODS)
             with c2:
-                method = st.selectbox(f"Banding of {md(col)}", list(METHODS), key=mkey, format_func=METHODS.get)
+                method = st.selectbox(f"Banding of {md(col)}", list(METHODS), key=mkey,
+                                      index=list(METHODS).index(shown), format_func=METHODS.get)
             band = None
             try:
                 if method == "width":
                     start = float(spec["width"]) if spec and spec.get("method") == "width" else \
                         float(hint.width) if hint else max(1.0, float(values.max() - values.min()) / 5 or 1.0)
-                    state.seed_widget(vkey + "_w", start, lambda v: isinstance(v, (int, float)) and v > 0)
+                    shown = state.seed_widget(vkey + "_w", start, lambda v: isinstance(v, (int, float)) and v > 0)
                     with c3:
                         width = st.number_input(f"Band width of {md(col)}", min_value=0.0, key=vkey + "_w",
+                                                value=float(shown),
                                                 format="%g", help="Bands [k·w, (k+1)·w); must be above 0.")
                     band = Banding(col, "width", width=float(width))
                 elif method == "quantiles":
                     start = int(spec["count"]) if spec and spec.get("method") == "quantiles" else 5
-                    state.seed_widget(vkey + "_q", start, lambda v: isinstance(v, int) and 2 <= v <= 100)
+                    shown = state.seed_widget(vkey + "_q", start, lambda v: isinstance(v, int) and 2 <= v <= 100)
                     with c3:
                         count = st.number_input(f"Quantile bands of {md(col)}", min_value=2, max_value=100, step=1,
-                                                key=vkey + "_q", help="At most this many bands of about equal "
+                                                key=vkey + "_q", value=shown,
+                                                help="At most this many bands of about equal "
                                                 "numbers of records (tied values never straddle a cut).")
                     band = Banding(col, "quantiles", count=int(count))
                 elif method == "cuts":
@@ -135,10 +138,10 @@ def band_picker(table: Table, qi: tuple[str, ...], bandable: tuple[str, ...] = (
                     else:
                         inner = np.unique(np.quantile(values.to_numpy(float), [0.25, 0.5, 0.75], method="lower"))
                         start = ", ".join(_num(c) for c in inner)
-                    state.seed_widget(vkey + "_c", start, lambda v: isinstance(v, str))
+                    shown = state.seed_widget(vkey + "_c", start, lambda v: isinstance(v, str))
                     with c3:
                         text = st.text_input(f"Cut points of {md(col)}, increasing, comma separated",
-                                             key=vkey + "_c", help="e.g. 18, 25, 35, 50, 65")
+                                             key=vkey + "_c", value=shown, help="e.g. 18, 25, 35, 50, 65")
                     band = cuts_from_text(col, text)
                 if band is not None:
                     band.edges(values.to_numpy(float))  # too many bands: one sentence, here

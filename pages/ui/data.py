@@ -303,18 +303,19 @@ def folder_picker() -> None:
     names = [e.name for e in listed]
     described = {e.name: e.describe() for e in listed}
     choice = dict(ss.get(state.FOLDER) or {})
-    state.seed_widget("w_folder_name", choice.get("name") if choice.get("name") in names else names[0],
-                      lambda v: v in names)
-    name = st.selectbox("Table of the data folder", names, key="w_folder_name", format_func=described.get)
+    shown = state.seed_widget("w_folder_name", choice.get("name") if choice.get("name") in names else names[0],
+                              lambda v: v in names)
+    name = st.selectbox("Table of the data folder", names, key="w_folder_name", index=names.index(shown),
+                        format_func=described.get)
     c1, c2 = st.columns(2)
-    state.seed_widget("w_folder_rows", int(choice.get("rows") or _folder.DEFAULT_SAMPLE_ROWS),
-                      lambda v: isinstance(v, int))
+    shown = state.seed_widget("w_folder_rows", int(choice.get("rows") or _folder.DEFAULT_SAMPLE_ROWS),
+                              lambda v: isinstance(v, int))
     rows = c1.number_input("Rows of the sample (records)", min_value=1, max_value=_folder.MAX_SAMPLE_ROWS,
-                           step=10_000, key="w_folder_rows",
+                           step=10_000, key="w_folder_rows", value=shown,
                            help="The pages explore a seeded sample of the table; the Sanitize page shows the "
                                 "command that releases the whole table.")
-    state.seed_widget("w_folder_seed", int(choice.get("seed") or 0), lambda v: isinstance(v, int))
-    seed = c2.number_input("Sample seed", min_value=0, max_value=2**31 - 1, step=1, key="w_folder_seed",
+    shown = state.seed_widget("w_folder_seed", int(choice.get("seed") or 0), lambda v: isinstance(v, int))
+    seed = c2.number_input("Sample seed", min_value=0, max_value=2**31 - 1, step=1, key="w_folder_seed", value=shown,
                            help="The same seed and size always give the same sample.")
     ss[state.FOLDER] = {"name": name, "rows": int(rows), "seed": int(seed)}
     entry = next(e for e in listed if e.name == name)

@@ -79,8 +79,9 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
     names = [e.name for e in exps]
     store = st.session_state.setdefault(STORE, {})
     key = f"w_exp_{page}"
-    state.seed_widget(key, store.get(f"{page}:current", names[0]), lambda v: v in names)
-    name = st.selectbox("Experiment", names, key=key, format_func=lambda n: _experiments.get(n).title)
+    shown = state.seed_widget(key, store.get(f"{page}:current", names[0]), lambda v: v in names)
+    name = st.selectbox("Experiment", names, key=key, index=names.index(shown),
+                        format_func=lambda n: _experiments.get(n).title)
     store[f"{page}:current"] = name
     exp = _experiments.get(name)
     st.caption(f"{exp.explain} Source: {exp.paper}.")

@@ -19,7 +19,13 @@ are ``w_<namespace>_<param>``; values are seeded from and copied back into
 the caller's plain store, which is the truth: a widget is drawn from the
 store unless the user has just moved it (:func:`pages.ui.state.bind_widget`),
 so a fix, an undo or a switch back to a mechanism always shows the value
-the release uses.
+the release uses.  Each widget is given that value as its default too
+(``value=``, ``index=``): drawn from the session state alone, a slider was
+first painted at its minimum (gamma = 2 for a moment before gamma = 7), and
+a widget whose state the browser dropped showed and sent back its default
+(:func:`pages.ui.state.bind_widget`).  The key alone names a widget
+(Streamlit leaves the default out of its id), so a moved slider keeps its
+state.
 """
 
 from __future__ import annotations
@@ -158,22 +164,22 @@ def _draw(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
     helps = help_text(p)
     if p.kind == "choice":
         options = list(p.choices)
-        bind_widget(key, start if start in options else options[0], lambda v: v in options)
+        at = options.index(bind_widget(key, start if start in options else options[0], lambda v: v in options))
         if len(options) <= 4:
-            return st.radio(text, options, key=key, help=helps, horizontal=True, disabled=disabled,
+            return st.radio(text, options, key=key, index=at, help=helps, horizontal=True, disabled=disabled,
                             format_func=str)
-        return st.selectbox(text, options, key=key, help=helps, disabled=disabled, format_func=str)
+        return st.selectbox(text, options, key=key, index=at, help=helps, disabled=disabled, format_func=str)
     if p.kind == "bool":
-        bind_widget(key, bool(start), lambda v: isinstance(v, bool))
-        return st.toggle(text, key=key, help=helps, disabled=disabled)
+        shown = bind_widget(key, bool(start), lambda v: isinstance(v, bool))
+        return st.toggle(text, key=key, value=shown, help=helps, disabled=disabled)
     if p.kind == "text":
-        bind_widget(key, "" if start is None else str(start), lambda v: isinstance(v, str))
-        return st.text_input(text, key=key, help=helps, disabled=disabled)
+        shown = bind_widget(key, "" if start is None else str(start), lambda v: isinstance(v, str))
+        return st.text_input(text, key=key, value=shown, help=helps, disabled=disabled)
     options = grid_options(p, (start, st.session_state.get(key)))
     if options is not None:
         value = _clamp(p, start)
-        bind_widget(key, min(options, key=lambda o: abs(o - value)), lambda v: v in options)
-        return st.select_slider(text, options=options, value=_shown(key), key=key, help=helps, disabled=disabled,
+        shown = bind_widget(key, min(options, key=lambda o: abs(o - value)), lambda v: v in options)
+        return st.select_slider(text, options=options, value=shown, key=key, help=helps, disabled=disabled,
                                 format_func=preset_label)
     lo, hi = _range(p)
     step = _step(p)
@@ -185,32 +191,18 @@ def _draw(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
         step = float(step)
     is_valid = (lambda v: isinstance(v, int) and not isinstance(v, bool)) if p.kind == "int" else \
         (lambda v: isinstance(v, float))
-    bind_widget(key, value, lambda v: is_valid(v) and p.contains(v))
+    shown = bind_widget(key, value, lambda v: is_valid(v) and p.contains(v))
     # a float without a declared step (differential inference x in [1, 1e7]) is typed: a hundredth of its range
     # as the step would make its default unreachable
     if lo is not None and hi is not None and (hi - lo) / step <= MAX_SLIDER_STEPS and (p.kind == "int" or p.step):
         fmt = None if p.kind == "int" else f"%.{_decimals(step)}f"
-        return st.slider(text, min_value=lo, max_value=hi, step=step, value=_shown(key), key=key, help=helps,
+        return st.slider(text, min_value=lo, max_value=hi, step=step, value=shown, key=key, help=helps,
                          disabled=disabled, format=fmt)
     if p.kind == "float" and not p.step and lo is not None and hi is not None and hi - lo >= 100:
         step = 1.0  # a typed float over a wide range (x in [1, 1e7]): +/- moves by one, not a hundredth of it
     fmt = None if p.kind == "int" else f"%.{max(_decimals(step), 3)}f"
-    return st.number_input(text, min_value=lo, max_value=hi, step=step, value=_shown(key), key=key, help=helps,
+    return st.number_input(text, min_value=lo, max_value=hi, step=step, value=shown, key=key, help=helps,
                            disabled=disabled, format=fmt)
-
-
-def _shown(key: str) -> Any:
-    """The value widget ``key`` shows this run (:func:`bind_widget` has set it), passed as its ``value=`` too.
-
-    Drawn from the session state alone, a slider is sent to the browser with
-    its minimum as its default, which the browser shows until the state's
-    value is applied (and whenever it draws the widget without its state):
-    the steward saw gamma = 2 for a moment before gamma = 7.  With the shown
-    value as the default, the first paint is the setting's value.  The key
-    alone names the widget (Streamlit leaves the value out of its id), so a
-    moved slider keeps its state.
-    """
-    return st.session_state[key]
 
 
 def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
@@ -244,10 +236,10 @@ def param_inputs(params: Sequence[Param], store: Mapping[str, Any], ns: str,
                 continue
             if p.optional:
                 akey = auto_key(ns, p)
-                bind_widget(akey, current is None, lambda v: isinstance(v, bool))
+                shown = bind_widget(akey, current is None, lambda v: isinstance(v, bool))
                 numeric = p.kind in {"int", "float"}
                 text = f"derive {symbol(p)} automatically" if numeric else f"leave {symbol(p)} unset"
-                auto = drawn(akey, st.checkbox(text, key=akey,
+                auto = drawn(akey, st.checkbox(text, key=akey, value=shown,
                                    help=f"{p.help}\n\nTicked: {symbol(p)} is "
                                         + ("computed from the other parameters (see Derived values)."
                                            if numeric else "not used.")))

@@ -97,10 +97,10 @@ def pin_bar() -> None:
         st.dataframe(pd.DataFrame(rows[::-1]), hide_index=True, key="history_table",
                      column_config={"parameters": st.column_config.TextColumn(width="large")})
         options = list(range(len(history)))[::-1]
-        state.seed_widget("w_history_pick", options[0], lambda v: v in options)
+        pick = state.seed_widget("w_history_pick", options[0], lambda v: v in options)
         h1, h2 = st.columns([3, 1])
         with h1:
-            st.selectbox("Setting to restore", options, key="w_history_pick",
+            st.selectbox("Setting to restore", options, key="w_history_pick", index=options.index(pick),
                          format_func=lambda i: f"#{i + 1} {setting_text(history[i])}")
         with h2:
             st.write("")

@@ -212,12 +212,15 @@ def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None
     shows its empty default and sends it back with the next rerun (issue 24:
     Trade-offs lost its mechanism list after a click on the map).  A value
     the user has just changed differs from the stored one and is kept.
+
+    Returns the value the widget is to show: pass it as the widget's
+    default too (``value=``, ``index=``, ``default=``; see :func:`bind_widget`).
     """
     ss = st.session_state
     if (key not in ss or (valid is not None and not valid(ss[key]))
             or (key not in (ss.get(DRAWN_BEFORE) or {}) and _same(ss[key], value))):
         ss[key] = value
-    drawn(key, ss[key])
+    return drawn(key, ss[key])
 
 
 def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> None:
@@ -233,16 +236,28 @@ def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None
     browser never shows a leftover or default value while the release uses
     the stored one.  Call before drawing, then :func:`drawn` with the
     widget's value.
+
+    Returns the value the widget is to show, which the caller passes as the
+    widget's default as well (``value=``, ``index=`` of it, ``default=``).
+    The browser can drop a widget's state while the server still counts the
+    widget as drawn: right after a page opens, a fragment's timed rerun that
+    races the first run's drawing left the seed box and the "derive
+    automatically" boxes without their state in chromium (3 to 7 of 12-23
+    fresh loads of a link).  Such a widget shows and sends back its
+    *default*, which this function can only read as a move: the link's
+    seed became 0.  With the shown value as the default, a widget drawn
+    without its state shows and sends the stored value, and nothing is lost.
     """
     ss = st.session_state
     before = ss.get(DRAWN_BEFORE) or {}
     held = ss[key] if key in ss else None
     ok = key in ss and (valid is None or valid(held))
     if ok and key in before and not _same(held, before[key]):
-        return  # moved by the user in this rerun
+        return held  # moved by the user in this rerun
     if ok and key in before and _same(held, value):
-        return  # already showing the stored value
+        return held  # already showing the stored value
     ss[key] = value
+    return value
 
 
 def drawn(key: str, value: Any) -> Any:

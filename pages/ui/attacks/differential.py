@@ -68,8 +68,8 @@ def render(data: Dataset) -> None:
         "what the data says about people like them.")
     c1, c2 = st.columns([1, 2])
     with c1:
-        state.seed_widget(f"{NS}_eps", 0.1, lambda v: v in EPSILONS)
-        eps = st.select_slider("ε (privacy budget per answer)", EPSILONS, key=f"{NS}_eps",
+        shown = state.seed_widget(f"{NS}_eps", 0.1, lambda v: v in EPSILONS)
+        eps = st.select_slider("ε (privacy budget per answer)", EPSILONS, key=f"{NS}_eps", value=shown,
                                help="Noise scale b = 1/ε records; smaller ε is safer. Seed 003 §2.1 uses 0.1.")
         source = st.radio("Group", ("from the loaded table", "typed in"), key=f"{NS}_source", horizontal=True)
     with c2:

@@ -46,13 +46,13 @@ def render(data: Dataset) -> None:
         "the estimate errs by more than λ either way.")
     c1, c2, c3 = st.columns(3)
     with c1:
-        state.seed_widget(f"{NS}_eps", list(TABLE45_EPSILONS), lambda v: isinstance(v, list))
-        epsilons = st.multiselect("ε (privacy budget per answer)", EPSILONS, key=f"{NS}_eps",
+        shown = state.seed_widget(f"{NS}_eps", list(TABLE45_EPSILONS), lambda v: isinstance(v, list))
+        epsilons = st.multiselect("ε (privacy budget per answer)", EPSILONS, key=f"{NS}_eps", default=shown,
                                   format_func=_eps_label,
                                   help="Smaller ε, more noise. The paper's table uses two budgets; our reading of "
                                        "the lost values is 0.1 and 0.05.")
-        state.seed_widget(f"{NS}_lam", list(TABLE45_LAMBDAS), lambda v: isinstance(v, list))
-        lambdas = st.multiselect("λ (relative error)", LAMBDAS, key=f"{NS}_lam",
+        shown = state.seed_widget(f"{NS}_lam", list(TABLE45_LAMBDAS), lambda v: isinstance(v, list))
+        lambdas = st.multiselect("λ (relative error)", LAMBDAS, key=f"{NS}_lam", default=shown,
                                  help="Errors beyond +λ and below −λ are counted; the paper's table uses 0.2 and 0.3.")
     with c2:
         delta = st.slider("δ (smallest acceptable chance of an error beyond λ)", 0.05, 0.95, 0.3, 0.05,

@@ -87,9 +87,9 @@ def _pick_group(data: Dataset, an, exposure: np.ndarray) -> int:
                     f"{g.top_frequency[gid]:.0%} · {tag}")
 
         options = ranked.tolist()
-        state.seed_widget(f"{NS}_group", options[0], lambda v: v in options)
+        shown = state.seed_widget(f"{NS}_group", options[0], lambda v: v in options)
         return int(st.selectbox("Target's micro group (most exposed first: size over threshold)", options,
-                                key=f"{NS}_group", format_func=fmt))
+                                key=f"{NS}_group", index=options.index(shown), format_func=fmt))
     codes = np.stack([c[g.first_row] for c in data.qi_codes], axis=1)  # (G, k): each group's QI values
     candidates = np.arange(g.n_groups)
     start = int(ranked[0])
@@ -98,9 +98,10 @@ def _pick_group(data: Dataset, an, exposure: np.ndarray) -> int:
         options = np.unique(codes[candidates, j]).tolist()
         key = f"{NS}_qi_{j}"
         default = int(codes[start, j]) if int(codes[start, j]) in options else options[0]
-        state.seed_widget(key, default, lambda v, o=options: v in o)
+        shown = state.seed_widget(key, default, lambda v, o=options: v in o)
         with cols[j % len(cols)]:
-            chosen = st.selectbox(col, options, key=key, format_func=lambda c, j=j: str(data.qi_labels[j][c]),
+            chosen = st.selectbox(col, options, key=key, index=options.index(shown),
+                                  format_func=lambda c, j=j: str(data.qi_labels[j][c]),
                                   help="Only values that occur together with the values chosen before are listed.")
         candidates = candidates[codes[candidates, j] == chosen]
     return int(candidates[0])
@@ -191,8 +192,8 @@ def render(data: Dataset) -> None:
                    "QI values. A tall single bar means the target very likely has that value.")
     with right:
         options = present[np.argsort(-counts[present], kind="stable")].tolist()
-        state.seed_widget(f"{NS}_value", top, lambda v: v in options)
-        value = st.selectbox("Value the attacker estimates", options, key=f"{NS}_value",
+        shown = state.seed_widget(f"{NS}_value", top, lambda v: v in options)
+        value = st.selectbox("Value the attacker estimates", options, key=f"{NS}_value", index=options.index(shown),
                              format_func=lambda c: f"{data.sa_labels[c]} ({counts[c]} of {size})")
         releases = st.select_slider("Simulated releases", options=[200, 500, 1000, 2000, 5000], value=2000,
                                     key=f"{NS}_releases",
