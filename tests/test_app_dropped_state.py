@@ -19,6 +19,8 @@ that lost the state does, and check nothing in the setting changed.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import app, no_exception
@@ -123,6 +125,9 @@ def test_every_mechanism_s_widgets_are_sent_their_shown_value_as_default():
     ("pages/3_Query_error.py", {"data": "adult", "sa": "occupation", "mech": "anatomy", "wl.queries": "400",
                                 "cmp": "anatomy,uniform"}),
     ("pages/5_Trade-offs.py", {"data": "adult", "sa": "occupation"}),
+    ("pages/7_Compare.py", {"data": "adult", "sa": "occupation", "pins": json.dumps(
+        [{"name": "five", "mechanism": "splu", "params": {"gamma": "5"}, "seed": 1},
+         {"name": "nine", "mechanism": "splu", "params": {"gamma": "9"}, "seed": 1}])}),
 ])
 def test_each_page_s_stored_widgets_are_sent_their_shown_value_as_default(page, query):
     at = app(page, query)
