@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import api, figures, guarantee
+from core.cancel import Cancelled
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
 from core.palette import PALETTE, TRUTH, colour_name
@@ -201,8 +202,8 @@ else:
         cache with the fix (the same page as when the search ran inline).
         """
         if future.done():
-            if future.exception() is None:
-                st.rerun()
+            if future.cancelled() or isinstance(future.exception(), Cancelled) or future.exception() is None:
+                st.rerun()  # found (the page again, with the fix), or cancelled meanwhile (the page asks again)
             exc = future.exception()
             _verdict_box(verdict, pending=f"The search for the nearest setting that meets it failed "
                                           f"({type(exc).__name__}: {md(exc)}); please report it.")

@@ -2,16 +2,20 @@
 
 ``cached.hold_background()`` (called before the page starts its
 background computations) makes them wait; ``cached.release_background()``
-(the page's last line) starts them.  A run that ends early leaves its gate
-to the session's next hold, which opens it; another page's computations
-never wait on it.
+(the page's last line) starts them.  A run that ends early (the slider moved
+again) leaves its gate closed for the session's next run of the page, whose
+release cancels what that run no longer asks for (:mod:`core.cancel`) and
+starts the rest; another page's computations never wait on it.
 """
 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import CancelledError
 
 import pytest
+
+from core import cancel
 
 from pages.ui import cached
 
@@ -54,12 +58,104 @@ def test_without_a_hold_a_computation_starts_at_once(page):
     assert cached.in_background(job, 2).result(timeout=30) == "free"
 
 
-def test_the_next_hold_opens_the_gate_of_a_run_that_ended_early(page):
+def test_a_run_that_ended_early_keeps_its_gate_until_the_next_run_is_drawn(page):
     cached.hold_background()
     job = _Job("early")
     future = cached.in_background(job, 3)
     cached.hold_background()  # the session's next run (the first never reached release_background)
+    assert not job.started.wait(0.3)  # still held: the next run is being drawn
+    cached.in_background(job, 3)  # the next run asks for the same result: the same computation
+    cached.release_background()
     assert future.result(timeout=30) == "early"
+
+
+def test_what_the_next_run_no_longer_asks_for_is_cancelled_and_never_starts(page):
+    cached.hold_background()
+    left, kept = _Job("left behind"), _Job("kept")
+    stale = cached.in_background(left, 5)
+    cached.hold_background()  # the slider moved: the next run asks for another setting only
+    fresh = cached.in_background(kept, 6)
+    cached.release_background()
+    assert fresh.result(timeout=30) == "kept"
+    # cancelled while waiting for a worker, or stopped by its first check once past the gate
+    with pytest.raises((CancelledError, cancel.Cancelled)):
+        stale.result(timeout=30)
+    assert not left.started.is_set()
+    # asked for again later, it is computed again
+    assert cached.in_background(left, 5).result(timeout=30) == "left behind"
+
+
+class _Long:
+    """A long computation that checks for cancellation at each step, as sanitize and estimate do."""
+
+    def __init__(self):
+        self.started, self.steps, self.finish = threading.Event(), 0, threading.Event()
+
+    def key(self, *args):
+        return ("test-gate", "long", args)
+
+    def __call__(self, *args):
+        self.started.set()
+        while not self.finish.wait(0.01):
+            cancel.check()
+            self.steps += 1
+        return "done"
+
+
+def test_a_running_computation_left_behind_stops_at_its_next_step(page):
+    job = _Long()
+    cached.hold_background()
+    running = cached.in_background(job, 7)
+    cached.release_background()
+    assert job.started.wait(30)
+    cached.hold_background()  # the next run asks for nothing of it
+    cached.release_background()
+    with pytest.raises(cancel.Cancelled):
+        running.result(timeout=30)
+    assert not job.finish.is_set()
+
+
+def test_a_computation_another_session_asked_for_is_not_cancelled(page, monkeypatch):
+    job = _Long()
+    cached.hold_background()
+    running = cached.in_background(job, 8)
+    cached.release_background()
+    monkeypatch.setattr(cached, "session_id", lambda: "other-session")
+    cached.hold_background()
+    assert cached.in_background(job, 8) is running  # the other session waits for the same computation
+    cached.release_background()
+    monkeypatch.setattr(cached, "session_id", lambda: "gate-session")
+    cached.hold_background()  # the first session moves on
+    cached.release_background()
+    job.finish.set()
+    assert running.result(timeout=30) == "done"
+
+
+def test_cancellation_is_not_an_exception_a_search_could_swallow():
+    event = threading.Event()
+    event.set()
+    caught = []
+    with pytest.raises(cancel.Cancelled):
+        with cancel.scope(event):
+            try:
+                cancel.check()
+            except Exception as exc:  # a search turning a failed candidate into "not found"
+                caught.append(exc)
+    assert caught == []
+    cancel.check()  # outside a scope: nothing
+
+
+def test_a_sanitization_under_a_cancelled_scope_stops_before_it_starts():
+    from core import mechanisms
+    from core.table import load_dataset
+
+    data = load_dataset("adult", "occupation")
+    event = threading.Event()
+    with cancel.scope(event):
+        assert mechanisms.sanitize(data, "uniform", {"p": 0.3}, 1).rows_out > 0
+        event.set()
+        with pytest.raises(cancel.Cancelled):
+            mechanisms.sanitize(data, "uniform", {"p": 0.3}, 1)
 
 
 def test_another_page_never_waits_on_the_gate(page):

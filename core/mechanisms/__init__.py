@@ -15,6 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from .. import cancel
 from .. import guarantee as _g
 from ..errors import NotEligible, ParameterError, WorkbenchError, clip
 from ..params import format_value
@@ -66,7 +67,11 @@ def sanitize(data: Dataset, mechanism: str, raw: Mapping[str, Any] | None = None
     of ``batch_rows`` records (default :data:`core.engine.local.DEFAULT_BATCH`;
     the release is the same for any value); the others by their own
     ``sanitize(data, values, rng)`` with a numpy generator seeded by ``seed``.
+
+    Work behind a page that nobody waits for any more stops here
+    (:func:`core.cancel.check`; nothing outside such work).
     """
+    cancel.check()
     mech = get(mechanism)
     values = mech.resolve(raw)
     mech.check(data, values)
@@ -317,6 +322,7 @@ def estimate(release: Release, batches, seed: int | None = None) -> np.ndarray:
     """
     from .base import share_groups
 
+    cancel.check()  # work behind a page that nobody waits for any more stops here (core.cancel)
     mech = get(release.mechanism)
     # a workload drawn from the release's table brings the table's QI combinations: counted on once
     share_groups(release, getattr(batches, "groups", None))

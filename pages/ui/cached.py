@@ -54,6 +54,7 @@ import streamlit as st
 from streamlit.logger import get_logger
 
 from core import api as _api
+from core import cancel as _cancel
 from core import evaluate as _evaluate
 from core import mechanisms as _mechanisms
 from core.bounds import BOUNDS
@@ -426,6 +427,12 @@ def search_behind_page() -> bool:
 _BACKGROUND: dict = {}
 _BACKGROUND_LOCK = threading.Lock()
 _BACKGROUND_POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="workbench-background")
+#: cache key -> the event that cancels its computation (:mod:`core.cancel`)
+_CANCEL: dict = {}
+#: cache key -> the (session, page) pairs that asked for it and may still draw it
+_OWNERS: dict = {}
+#: (session, page) -> the keys its current run of the page asked for (since its :func:`hold_background`)
+_WANTED: dict = {}
 
 
 #: session id -> (page, gate): what its background computations wait on while that page is drawn
@@ -442,20 +449,50 @@ def hold_background() -> None:
     release's tables, figures and views; on two cores those computations
     took the interpreter and the processors from the rest of the page
     while a slider move was being answered.  Held, they start when the page
-    has been drawn.  A run that ends early (a newer run, an error) leaves
-    its gate to the next :func:`hold_background` of the session, which
-    opens it, or to :data:`GATE_SECONDS`.
+    has been drawn.  A run that ends early (a newer run: the slider moved
+    again) leaves its gate closed for the next run of the page, whose
+    :func:`release_background` opens it once it has cancelled what that
+    run no longer asks for; :data:`GATE_SECONDS` bounds the wait otherwise.
     """
-    sid = session_id()
-    old = _GATES.get(sid)
-    if old is not None:
-        old[1].set()
-    _GATES[sid] = (_page(), threading.Event())
+    sid, page = session_id(), _page()
+    with _BACKGROUND_LOCK:
+        _WANTED[(sid, page)] = set()
+        old = _GATES.get(sid)
+        if old is None or old[0] != page or old[1].is_set():
+            if old is not None:
+                old[1].set()  # another page's gate: its work is not this page's to hold
+            _GATES[sid] = (page, threading.Event())
 
 
 def release_background() -> None:
-    """Start what :func:`hold_background` held (the page has been drawn)."""
-    got = _GATES.pop(session_id(), None)
+    """The page has been drawn: cancel what its earlier runs started and this one no longer asks for, then start
+    what :func:`hold_background` held.
+
+    A setting the slider has left behind is of no use to anybody unless
+    another session or page asked for it too: its search, risk measurement
+    and interval are cancelled (:mod:`core.cancel`: one still waiting never
+    starts, one running stops at its next sanitization or estimate), so
+    they no longer take the processors from the answer to the next move.
+    Asked for again later, they are computed again.
+    """
+    sid, page = session_id(), _page()
+    owner = (sid, page)
+    with _BACKGROUND_LOCK:
+        wanted = _WANTED.get(owner, set())
+        for key, owners in list(_OWNERS.items()):
+            if owner not in owners or key in wanted:
+                continue
+            owners.discard(owner)
+            if owners:
+                continue  # someone else still waits for it
+            _OWNERS.pop(key, None)
+            future = _BACKGROUND.pop(key, None)
+            event = _CANCEL.pop(key, None)
+            if event is not None:
+                event.set()
+            if future is not None:
+                future.cancel()  # one not started yet never starts
+        got = _GATES.pop(sid, None)
     if got is not None:
         got[1].set()
 
@@ -482,27 +519,41 @@ def in_background(func: Callable, *args) -> Future:
     the cache like any other; one computation per key runs at a time (asking
     again while it runs returns the same Future).  The thread carries the
     script's context, so an upload's entry is stored under its session.
+    The computation is cancelled when no session's page asks for it any
+    more (:func:`release_background`); its Future then ends with
+    :class:`concurrent.futures.CancelledError` or :class:`core.cancel.Cancelled`,
+    and nothing is cached.
     """
     from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
     key = func.key(*args)
     ctx = get_script_run_ctx(suppress_warning=True)
     gate = _gate()
+    owner = (session_id(), _page())
+    event = threading.Event()
 
     def run():
-        if gate is not None:  # the page is still being drawn: start when it is (hold_background)
-            gate.wait(GATE_SECONDS)
-        if ctx is not None:
-            add_script_run_ctx(threading.current_thread(), ctx)
         try:
-            return func(*args)
+            if gate is not None:  # the page is still being drawn: start when it is (hold_background)
+                gate.wait(GATE_SECONDS)
+            if ctx is not None:
+                add_script_run_ctx(threading.current_thread(), ctx)
+            with _cancel.scope(event):
+                _cancel.check()
+                return func(*args)
         finally:
             with _BACKGROUND_LOCK:
-                _BACKGROUND.pop(key, None)
+                if _CANCEL.get(key) is event:  # still this computation's entry (not a newer one for the key)
+                    _BACKGROUND.pop(key, None)
+                    _CANCEL.pop(key, None)
+                    _OWNERS.pop(key, None)
 
     with _BACKGROUND_LOCK:
+        _WANTED.setdefault(owner, set()).add(key)
+        _OWNERS.setdefault(key, set()).add(owner)
         future = _BACKGROUND.get(key)
         if future is None:
+            _CANCEL[key] = event
             future = _BACKGROUND[key] = _BACKGROUND_POOL.submit(run)
     return future
 

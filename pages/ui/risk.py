@@ -137,12 +137,15 @@ def section(args: tuple, verdict=None) -> None:
 
     @st.fragment(run_every=0.5)
     def _poll() -> None:
-        if cached.risk.is_cached(*args) and cached.people.is_cached(*args):
+        # ready() again, not only the cache: a measurement cancelled meanwhile (nobody asked for it any more,
+        # cached.release_background) is started again rather than waited for
+        now, people = ready(args), ready(args, cached.people)
+        if now is not None and people is not None:
             st.rerun()  # both measured: the page again, from the cache, without this timer (the page settles)
-        if cached.risk.is_cached(*args):
-            draw(cached.risk(*args), verdict)
+        if now is not None:
+            draw(now, verdict)
         else:
             st.caption("Measuring the risk: attacking a release of 80% of the table and 20% held out…")
-        people_line(cached.people(*args) if cached.people.is_cached(*args) else None)
+        people_line(people)
 
     _poll()
