@@ -163,3 +163,14 @@ def test_another_page_never_waits_on_the_gate(page):
     page["page"] = "home"
     job = _Job("home")
     assert cached.in_background(job, 4).result(timeout=30) == "home"
+
+
+def test_a_closed_session_owns_nothing_behind_its_pages_and_its_work_runs_on(page):
+    job = _Long()
+    running = cached.in_background(job, 9)
+    assert ("gate-session", "sanitize") in cached._WANTED
+    cached._session_released("gate-session")
+    assert not any(o[0] == "gate-session" for o in cached._WANTED)
+    assert not any(o[0] == "gate-session" for owners in cached._OWNERS.values() for o in owners)
+    job.finish.set()
+    assert running.result(timeout=30) == "done"  # a tab that reconnects finds it

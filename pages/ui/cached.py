@@ -229,6 +229,11 @@ def _session_released(sid: str) -> None:
     got = _GATES.pop(sid, None)  # nothing of the session waits for a page that is gone
     if got is not None:
         got[1].set()
+    with _BACKGROUND_LOCK:  # what it asked for behind its pages runs on (a tab that reconnects finds it) unowned
+        for owner in [o for o in _WANTED if o[0] == sid]:
+            del _WANTED[owner]
+        for owners in _OWNERS.values():
+            owners.difference_update({o for o in owners if o[0] == sid})
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # called from a script thread (caches cleared): nothing to schedule
