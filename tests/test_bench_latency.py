@@ -44,3 +44,21 @@ def test_the_map_rows_carry_first_points_and_cpu_and_the_large_table_case():
     assert "|   Trade-off map on Adult: first points drawn | 0.80 | ≤ 1 | yes | 1.60x |" in text
     assert "| Trade-off map on census:100000, measure every setting | 12.00 | ≤ 10 | no (+2.00 s) | 24.00x |" in text
     assert "|   Trade-off map on census:100000: server CPU seconds in that time (not wall) | 20.00 |  |  |  |" in text
+
+
+def test_the_fix_shown_and_the_settled_page_are_reported_beside_the_floor_targets():
+    results = {"floor": {"slider": 0.4},
+               "sanitize": {"uniform": 0.45, "mondrian": 0.9, "_fixed": {"uniform": 0.45, "mondrian": 1.2},
+                            "_settled": {"uniform": 1.5, "mondrian": 2.5}}}
+    text = latency.table(results)
+    assert "| Sanitize slider until the nearest-setting fix is shown, median | 0.82 | ≤ 0.5 | no (+0.32 s) |" in text
+    assert "|   fix shown, slowest (mondrian) | 1.20 | ≤ 0.8 | no (+0.40 s) | 3.00x |" in text
+    assert "count in people drawn), median | 2.00 | ≤ 0.5 | no (+1.50 s) | 5.00x |" in text
+    assert "|   Sanitize slider, _fixed" not in text
+
+
+def test_the_searching_text_the_bench_waits_on_is_the_page_s():
+    from pathlib import Path
+
+    page = (Path(latency.ROOT) / "pages" / "1_Sanitize.py").read_text()
+    assert f'pending="{latency.SEARCHING}…"' in page
