@@ -64,7 +64,7 @@ if uidata.folder_root() is not None:
 if ss[state.SOURCE] not in SOURCES:  # a link to a data-folder table on a server without one: said, not swapped
     st.warning(md(uidata.no_folder_message()))
 shown = state.seed_widget("w_source", ss[state.SOURCE], lambda v: v in SOURCES)
-source = st.radio("Table source", list(SOURCES), key="w_source", index=list(SOURCES).index(shown),
+source = st.radio("Table source", list(SOURCES), key="w_source", index=state.index_of(list(SOURCES), shown),
                   format_func=SOURCES.get, horizontal=True)
 ss[state.SOURCE] = source
 
@@ -74,7 +74,7 @@ if source == "folder":
 elif source == "sample":
     options = [s.name for s in samples.list_samples()]
     shown = state.seed_widget("w_sample", ss[state.SAMPLE], lambda v: v in options)
-    name = st.selectbox("Bundled sample", options, key="w_sample", index=options.index(shown),
+    name = st.selectbox("Bundled sample", options, key="w_sample", index=state.index_of(options, shown),
                         format_func=lambda n: uidata.sample_info(n).title)
     ss[state.SAMPLE] = name
     state.follow_sample()
@@ -187,7 +187,7 @@ proposal = uidata.proposal(table)
 c1, c2 = st.columns([1, 2])
 with c1:
     shown = state.seed_widget("w_sa", sa0, lambda v: v in columns)
-    sa = st.selectbox("Sensitive attribute (SA)", columns, key="w_sa", index=columns.index(shown),
+    sa = st.selectbox("Sensitive attribute (SA)", columns, key="w_sa", index=state.index_of(columns, shown),
                       help="The column to protect: each person's value must not be learnable from the release.")
 qi_options = [c for c in columns if c != sa]
 qi_start = [c for c in qi0 if c != sa]

@@ -40,7 +40,7 @@ PUBLISHES = {
 names = list(MECHANISMS)
 shown = state.bind_widget("w_mech", ss[state.MECH], lambda v: v in names)
 name = state.drawn("w_mech", st.selectbox(
-    "Mechanism", names, key="w_mech", index=names.index(shown), format_func=lambda n: MECHANISMS[n].title,
+    "Mechanism", names, key="w_mech", index=state.index_of(names, shown), format_func=lambda n: MECHANISMS[n].title,
     help="Every mechanism of the five papers and their baselines; the same choice is used on the Query error page."))
 ss[state.MECH] = name
 mech = MECHANISMS[name]

@@ -50,7 +50,7 @@ def _release_values(bound) -> tuple[dict, str]:
 
 
 shown = state.seed_widget("w_bound", ss[state.BOUND], lambda v: v in names)
-name = st.selectbox("Curve", names, key="w_bound", index=names.index(shown), format_func=lambda n: BOUNDS[n].title)
+name = st.selectbox("Curve", names, key="w_bound", index=state.index_of(names, shown), format_func=lambda n: BOUNDS[n].title)
 ss[state.BOUND] = name
 bound = BOUNDS[name]
 st.caption(f"Source: {bound.paper}.")

@@ -49,7 +49,7 @@ q = state.query_settings()
 st.header("Workload")
 kinds = list(WORKLOADS)
 shown = state.seed_widget("w_q_kind", q.get("kind", kinds[0]), lambda v: v in kinds)
-kind = st.selectbox("Query generator", kinds, key="w_q_kind", index=kinds.index(shown),
+kind = st.selectbox("Query generator", kinds, key="w_q_kind", index=state.index_of(kinds, shown),
                     format_func=lambda k: WORKLOADS[k].title)
 q["kind"] = kind
 spec = WORKLOADS[kind]
@@ -232,7 +232,7 @@ else:
                               lambda v: v in sweepable)
     s1, s2 = st.columns([1, 2])
     with s1:
-        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech", index=sweepable.index(shown),
+        smech_name = st.selectbox("Mechanism", sweepable, key="w_q_sweep_mech", index=state.index_of(sweepable, shown),
                                   format_func=lambda n: MECHANISMS[n].title)
     q["sweep_mech"] = smech_name
     smech = MECHANISMS[smech_name]
@@ -375,7 +375,7 @@ def _scatter(done: dict, workload, kind: str, settings_key: tuple) -> None:
     q = state.query_settings()
     options = list(done)
     shown = state.seed_widget("w_q_scatter", q.get("scatter_mech", options[0]), lambda v: v in options)
-    sname = st.selectbox("Mechanism", options, key="w_q_scatter", index=options.index(shown),
+    sname = st.selectbox("Mechanism", options, key="w_q_scatter", index=state.index_of(options, shown),
                          format_func=lambda n: MECHANISMS[n].title)
     q["scatter_mech"] = sname
     ev = done[sname]

@@ -283,12 +283,12 @@ shown_risk = state.seed_widget("w_to_risk", t.get("risk", risk_keys[0]), lambda 
 shown_util = state.seed_widget("w_to_util", t.get("utility", util_keys[0]), lambda v: v in util_keys)
 with c1:
     # the picker shows the measure's short name (a long one was cut in the box); the help and the axis title say it all
-    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", index=risk_keys.index(shown_risk),
+    risk_key = st.selectbox("Risk axis", risk_keys, key="w_to_risk", index=state.index_of(risk_keys, shown_risk),
                             format_func=figures.measure_name,
                             help="\n\n".join(f"**{figures.measure_name(k)}**: {v}"
                                                for k, v in figures.RISK_MEASURES.items()))
 with c2:
-    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", index=util_keys.index(shown_util),
+    util_key = st.selectbox("Utility axis", util_keys, key="w_to_util", index=state.index_of(util_keys, shown_util),
                             format_func=figures.measure_name,
                             help="\n\n".join(f"**{figures.measure_name(k)}**: {v}"
                                                for k, v in figures.UTILITY_MEASURES.items()))
@@ -446,7 +446,7 @@ st.markdown("One self-contained HTML file (opens offline; figures embedded) with
 current = ss.get(state.MECH) if ss.get(state.MECH) in names else names[0]
 shown = state.seed_widget("w_to_report_mech", current, lambda v: v in names)
 rmech = st.selectbox("Mechanism the report is about (at its parameters from the Sanitize page)", names,
-                     key="w_to_report_mech", index=names.index(shown), format_func=lambda n: MECHANISMS[n].title)
+                     key="w_to_report_mech", index=state.index_of(names, shown), format_func=lambda n: MECHANISMS[n].title)
 if st.button("Build the report", key="w_to_report"):
     report_bar = st.progress(0.0, text="Building the report…")
     try:

@@ -244,7 +244,7 @@ def _clear():
 d1, d2 = st.columns([1, 2])
 with d1:
     st.selectbox("Chosen pin", pin_names, key="w_decision_chosen",
-                 index=pin_names.index(shown["w_decision_chosen"]))
+                 index=state.index_of(pin_names, shown["w_decision_chosen"]))
     st.text_input("Reviewers (comma separated)", key="w_decision_reviewers", max_chars=500,
                   value=shown["w_decision_reviewers"])
     st.date_input("Date of the decision", key="w_decision_date", value=shown["w_decision_date"])

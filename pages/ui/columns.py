@@ -111,7 +111,7 @@ def band_picker(table: Table, qi: tuple[str, ...], bandable: tuple[str, ...] = (
             shown = state.seed_widget(mkey, spec["method"] if spec else "none", lambda v: v in METHODS)
             with c2:
                 method = st.selectbox(f"Banding of {md(col)}", list(METHODS), key=mkey,
-                                      index=list(METHODS).index(shown), format_func=METHODS.get)
+                                      index=state.index_of(list(METHODS), shown), format_func=METHODS.get)
             band = None
             try:
                 if method == "width":

@@ -305,7 +305,7 @@ def folder_picker() -> None:
     choice = dict(ss.get(state.FOLDER) or {})
     shown = state.seed_widget("w_folder_name", choice.get("name") if choice.get("name") in names else names[0],
                               lambda v: v in names)
-    name = st.selectbox("Table of the data folder", names, key="w_folder_name", index=names.index(shown),
+    name = st.selectbox("Table of the data folder", names, key="w_folder_name", index=state.index_of(names, shown),
                         format_func=described.get)
     c1, c2 = st.columns(2)
     shown = state.seed_widget("w_folder_rows", int(choice.get("rows") or _folder.DEFAULT_SAMPLE_ROWS),

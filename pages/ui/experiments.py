@@ -80,7 +80,7 @@ def render(page: str, data: Dataset, heading: str = "Figures from the papers") -
     store = st.session_state.setdefault(STORE, {})
     key = f"w_exp_{page}"
     shown = state.seed_widget(key, store.get(f"{page}:current", names[0]), lambda v: v in names)
-    name = st.selectbox("Experiment", names, key=key, index=names.index(shown),
+    name = st.selectbox("Experiment", names, key=key, index=state.index_of(names, shown),
                         format_func=lambda n: _experiments.get(n).title)
     store[f"{page}:current"] = name
     exp = _experiments.get(name)

@@ -38,7 +38,7 @@ import streamlit as st
 from core.params import Param
 
 from .fmt import number, param_text, preset_label, safer_text
-from .state import auto_key, bind_widget, drawn, widget_key  # noqa: F401  (widget_key, auto_key: re-exported)
+from .state import auto_key, bind_widget, drawn, index_of, widget_key  # noqa: F401  (widget_key, auto_key: re-exported)
 
 MAX_SLIDER_STEPS = 1000
 
@@ -164,7 +164,7 @@ def _draw(p: Param, key: str, start: Any, disabled: bool = False) -> Any:
     helps = help_text(p)
     if p.kind == "choice":
         options = list(p.choices)
-        at = options.index(bind_widget(key, start if start in options else options[0], lambda v: v in options))
+        at = index_of(options, bind_widget(key, start if start in options else options[0], lambda v: v in options))
         if len(options) <= 4:
             return st.radio(text, options, key=key, index=at, help=helps, horizontal=True, disabled=disabled,
                             format_func=str)

@@ -100,7 +100,7 @@ def pin_bar() -> None:
         pick = state.seed_widget("w_history_pick", options[0], lambda v: v in options)
         h1, h2 = st.columns([3, 1])
         with h1:
-            st.selectbox("Setting to restore", options, key="w_history_pick", index=options.index(pick),
+            st.selectbox("Setting to restore", options, key="w_history_pick", index=state.index_of(options, pick),
                          format_func=lambda i: f"#{i + 1} {setting_text(history[i])}")
         with h2:
             st.write("")

@@ -260,6 +260,18 @@ def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None
     return value
 
 
+def index_of(options, value: Any) -> int:
+    """Where ``value`` is among ``options``, as a choice widget's ``index=``; 0 when it is not one of them.
+
+    0 is what Streamlit draws a choice widget at without a valid state: a
+    stored value the options no longer hold (a link's data-folder source on
+    a server without a data folder) is drawn as it always was, and said
+    where it is read (the Home page's warning), never an error.
+    """
+    options = list(options)
+    return options.index(value) if value in options else 0
+
+
 def drawn(key: str, value: Any) -> Any:
     """Note what widget ``key`` shows after this run (see :func:`bind_widget`); returns ``value``."""
     st.session_state.setdefault(DRAWN, {})[key] = value

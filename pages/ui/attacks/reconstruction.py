@@ -89,7 +89,7 @@ def _pick_group(data: Dataset, an, exposure: np.ndarray) -> int:
         options = ranked.tolist()
         shown = state.seed_widget(f"{NS}_group", options[0], lambda v: v in options)
         return int(st.selectbox("Target's micro group (most exposed first: size over threshold)", options,
-                                key=f"{NS}_group", index=options.index(shown), format_func=fmt))
+                                key=f"{NS}_group", index=state.index_of(options, shown), format_func=fmt))
     codes = np.stack([c[g.first_row] for c in data.qi_codes], axis=1)  # (G, k): each group's QI values
     candidates = np.arange(g.n_groups)
     start = int(ranked[0])
@@ -100,7 +100,7 @@ def _pick_group(data: Dataset, an, exposure: np.ndarray) -> int:
         default = int(codes[start, j]) if int(codes[start, j]) in options else options[0]
         shown = state.seed_widget(key, default, lambda v, o=options: v in o)
         with cols[j % len(cols)]:
-            chosen = st.selectbox(col, options, key=key, index=options.index(shown),
+            chosen = st.selectbox(col, options, key=key, index=state.index_of(options, shown),
                                   format_func=lambda c, j=j: str(data.qi_labels[j][c]),
                                   help="Only values that occur together with the values chosen before are listed.")
         candidates = candidates[codes[candidates, j] == chosen]
@@ -193,7 +193,7 @@ def render(data: Dataset) -> None:
     with right:
         options = present[np.argsort(-counts[present], kind="stable")].tolist()
         shown = state.seed_widget(f"{NS}_value", top, lambda v: v in options)
-        value = st.selectbox("Value the attacker estimates", options, key=f"{NS}_value", index=options.index(shown),
+        value = st.selectbox("Value the attacker estimates", options, key=f"{NS}_value", index=state.index_of(options, shown),
                              format_func=lambda c: f"{data.sa_labels[c]} ({counts[c]} of {size})")
         releases = st.select_slider("Simulated releases", options=[200, 500, 1000, 2000, 5000], value=2000,
                                     key=f"{NS}_releases",
