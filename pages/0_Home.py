@@ -345,7 +345,7 @@ def _verdict_table() -> None:
                "people of it 95% of the time (the release's own estimator; Query error shows it per band).")
     if not (checking or measuring or counting) and ss.get("wb_home_risk_polling"):
         ss["wb_home_risk_polling"] = False
-        st.rerun()  # every figure is in: one full run draws the table without polling
+        state.rerun_page()  # every figure is in: one full run draws the table without polling
 
 
 _now, _checking, _measuring, _counting = _rows()

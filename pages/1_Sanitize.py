@@ -203,7 +203,7 @@ else:
         """
         if future.done():
             if future.cancelled() or isinstance(future.exception(), Cancelled) or future.exception() is None:
-                st.rerun()  # found (the page again, with the fix), or cancelled meanwhile (the page asks again)
+                state.rerun_page()  # found (the page again, with the fix), or cancelled meanwhile (the page asks again)
             exc = future.exception()
             _verdict_box(verdict, pending=f"The search for the nearest setting that meets it failed "
                                           f"({type(exc).__name__}: {md(exc)}); please report it.")

@@ -116,6 +116,10 @@ def focus_style() -> None:
     st.html(FOCUS_CSS)
 
 
+#: the link's notes (:data:`state.URL_NOTES`) have been shown: the next run the steward starts drops them
+NOTES_SHOWN = "wb_url_notes_shown"
+
+
 def page_setup(title: str, icon: str) -> None:
     """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
     _leave_pages_folder_mode()
@@ -125,11 +129,19 @@ def page_setup(title: str, icon: str) -> None:
     focus_style()
     cached.session_guard()  # the session's uploads leave memory when it ends
     state.init()
-    notes = [*(st.session_state.get(state.URL_NOTES) or []), *link_column_notes()]
-    for note in notes:
+    ss = st.session_state
+    # the link's ignored values stay said until the steward acts: a run the page starts itself (the risk measured
+    # behind it came in, :func:`state.rerun_page`) keeps them; they used to vanish with it, a second after the page
+    # opened, before anybody could read them
+    auto = ss.pop(state.AUTO_RERUN, False)
+    if ss.get(NOTES_SHOWN) and not auto:
+        ss[state.URL_NOTES] = []  # said in the run before; this run is the steward's
+        ss[NOTES_SHOWN] = False
+    ss[state.URL_NOTES] = [*(ss.get(state.URL_NOTES) or []), *link_column_notes()]
+    for note in ss[state.URL_NOTES]:
         st.warning(md(note))
-    if notes:
-        st.session_state[state.URL_NOTES] = []
+    if ss[state.URL_NOTES]:
+        ss[NOTES_SHOWN] = True
 
 
 def need_table(message: str, failure: bool = False) -> None:

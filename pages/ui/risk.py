@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import streamlit as st
 
 from core import api
-from pages.ui import cached
+from pages.ui import cached, state
 from pages.ui.fmt import md
 
 
@@ -141,7 +141,7 @@ def section(args: tuple, verdict=None) -> None:
         # cached.release_background) is started again rather than waited for
         now, people = ready(args), ready(args, cached.people)
         if now is not None and people is not None:
-            st.rerun()  # both measured: the page again, from the cache, without this timer (the page settles)
+            state.rerun_page()  # both measured: the page again, from the cache, without this timer (the page settles)
         if now is not None:
             draw(now, verdict)
         else:

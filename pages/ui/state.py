@@ -139,6 +139,8 @@ DRAWN = "wb_drawn"
 DRAWN_BEFORE = "wb_drawn_before"
 #: set by a callback that changes the setting as one action (a fix, a restore, an undo, make current)
 ACTION = "wb_action"
+#: set by :func:`rerun_page`: the next run is the page's own, not the steward's (a measurement came in)
+AUTO_RERUN = "wb_auto_rerun"
 #: the parameter whose run of moves the newest history entry holds (None: the entry is closed)
 HISTORY_TAIL = "wb_history_tail"
 #: ``data=upload:<content hash>`` in a link names an uploaded table
@@ -270,6 +272,18 @@ def index_of(options, value: Any) -> int:
     """
     options = list(options)
     return options.index(value) if value in options else 0
+
+
+def rerun_page() -> None:
+    """``st.rerun()`` for a run the page starts itself (what it measured behind the page came in).
+
+    The run is marked (:data:`AUTO_RERUN`) so that what the page said to the
+    steward, such as the values a link had that were ignored, is said again
+    in it rather than dropped as after one of the steward's own actions
+    (:func:`pages.ui.layout.page_setup`).
+    """
+    st.session_state[AUTO_RERUN] = True
+    st.rerun()
 
 
 def drawn(key: str, value: Any) -> Any:
