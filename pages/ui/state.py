@@ -201,7 +201,7 @@ def init() -> None:
 
 
 # ---------------------------------------------------------------- widgets
-def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> None:
+def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> Any:
     """Give widget ``key`` the stored ``value`` unless it already holds a valid one.
 
     Call before drawing the widget (without ``value=``), then copy the
@@ -225,7 +225,7 @@ def seed_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None
     return drawn(key, ss[key])
 
 
-def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> None:
+def bind_widget(key: str, value: Any, valid: Callable[[Any], bool] | None = None) -> Any:
     """Draw widget ``key`` from the stored ``value`` unless the user has just moved it (then it wins).
 
     The stored value is the truth (issue 23 §1).  The widget's own value is
