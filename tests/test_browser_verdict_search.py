@@ -66,3 +66,52 @@ def test_the_fix_arrives_after_the_release_and_the_search_note_goes(server_bg, b
                     raise
     finally:
         page.close()
+
+
+_QUIET = """(ms) => {
+  const root = document.querySelector('[data-testid="stApp"]');
+  if (!root) return false;
+  if (window.__lastRun === undefined) {
+    window.__lastRun = performance.now();
+    new MutationObserver(() => { window.__lastRun = performance.now(); })
+      .observe(root, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  return root.getAttribute('data-test-script-state') === 'notRunning' && performance.now() - window.__lastRun > ms;
+}"""
+
+
+@pytest.fixture(scope="module")
+def server_all_behind():
+    """A server that searches the nearest setting and measures the risk behind the page, as a steward's does."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("WORKBENCH_VERDICT_SEARCH", "background")
+    mp.setenv("WORKBENCH_RISK", "background")  # the suite's default is off (tests/conftest.py)
+    try:
+        with streamlit_server() as url:
+            yield url
+    finally:
+        mp.undo()
+
+
+def test_quick_moves_leave_no_search_or_measurement_hanging(server_all_behind, browser):  # noqa: F811
+    """Four quick presses: what the slider left behind is cancelled (cached.release_background), and the
+    setting it rests on gets its verdict's fix, its measured risk and its count in people all the same."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server_all_behind}/Sanitize?{QUERY}", timeout=120_000)
+        page.get_by_text("The release", exact=True).wait_for(timeout=120_000)
+        slider = page.locator('[data-testid="stMain"] [data-testid="stSlider"] input[type="range"]').first
+        slider.wait_for(state="attached", timeout=60_000)
+        before = slider.input_value()
+        for _ in range(4):  # not waiting for the runs: each press supersedes the one before
+            slider.focus()
+            page.keyboard.press("ArrowRight")
+        page.wait_for_function(_QUIET, arg=3000, timeout=240_000, polling=100)
+        text = _main_text(page)
+        assert slider.input_value() != before
+        for hanging in ("Looking for the nearest setting", "Measuring the risk", "Measuring how far",
+                        "failed", "CancelledError", "Cancelled"):
+            assert hanging not in text, (hanging, text[:2000])
+        assert "Added risk" in text and "A count in people" in text
+    finally:
+        page.close()
