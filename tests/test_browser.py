@@ -125,6 +125,24 @@ def _idle(page, timeout: float = 180) -> None:
         timeout=timeout * 1000, polling=50)
 
 
+_QUIET = """(ms) => {
+  const root = document.querySelector('[data-testid="stApp"]');
+  if (!root) return false;
+  if (window.__lastRun === undefined) {
+    window.__lastRun = performance.now();
+    new MutationObserver(() => { window.__lastRun = performance.now(); })
+      .observe(root, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  return root.getAttribute('data-test-script-state') === 'notRunning' && performance.now() - window.__lastRun > ms;
+}"""
+
+
+def _quiet(page, seconds: float, timeout: float = 240) -> None:
+    """Until no run has started or ended for ``seconds`` and none is running: the fragments that poll what is
+    measured behind the page have stopped (a condition watched in the page, not a fixed sleep)."""
+    page.wait_for_function(_QUIET, arg=seconds * 1000, timeout=timeout * 1000, polling=100)
+
+
 def _move_first_slider(page) -> tuple[str, str]:
     slider = page.locator('[data-testid="stSlider"] input[type="range"]').first
     before = slider.input_value()

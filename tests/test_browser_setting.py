@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from test_browser import browser, streamlit_server  # noqa: F401  (chromium; a server started here)
+from test_browser import _quiet, browser, streamlit_server  # noqa: F401  (chromium; a server started here)
 from test_browser_import import _choose, _settle, _wait_for
 
 pytestmark = pytest.mark.browser
@@ -72,18 +72,6 @@ def test_fix_switch_and_back_shows_the_fixed_setting(server, browser):  # noqa: 
         page.close()
 
 
-_QUIET = """(ms) => {
-  const root = document.querySelector('[data-testid="stApp"]');
-  if (!root) return false;
-  if (window.__lastRun === undefined) {
-    window.__lastRun = performance.now();
-    new MutationObserver(() => { window.__lastRun = performance.now(); })
-      .observe(root, {attributes: true, attributeFilter: ['data-test-script-state']});
-  }
-  return root.getAttribute('data-test-script-state') === 'notRunning' && performance.now() - window.__lastRun > ms;
-}"""
-
-
 def test_a_link_keeps_its_seed_and_derived_values_once_the_page_is_quiet(server, browser):  # noqa: F811
     """Opened afresh eight times, a link's seed and its "derived" parameters stay as the link says.
 
@@ -99,7 +87,7 @@ def test_a_link_keeps_its_seed_and_derived_values_once_the_page_is_quiet(server,
         try:
             page.goto(f"{server}/Sanitize?data=adult&sa=occupation&mech=splu&gamma=5&seed={seed}", timeout=60_000)
             page.wait_for_selector(".js-plotly-plot", timeout=120_000)
-            page.wait_for_function(_QUIET, arg=2500, timeout=180_000, polling=100)
+            _quiet(page, 2.5)
             query = _query(page)
             box = page.locator('input[aria-label="Seed (whole number)"]').input_value()
             side = page.locator('[data-testid="stSidebar"]').inner_text()

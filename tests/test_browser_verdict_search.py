@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from test_browser import browser, streamlit_server  # noqa: F401  (chromium fixture, the server recipe)
+from test_browser import _quiet, browser, streamlit_server  # noqa: F401  (chromium fixture, the server recipe)
 
 pytestmark = pytest.mark.browser
 QUERY = "data=adult&sa=occupation&seed=1&mech=mondrian"
@@ -68,18 +68,6 @@ def test_the_fix_arrives_after_the_release_and_the_search_note_goes(server_bg, b
         page.close()
 
 
-_QUIET = """(ms) => {
-  const root = document.querySelector('[data-testid="stApp"]');
-  if (!root) return false;
-  if (window.__lastRun === undefined) {
-    window.__lastRun = performance.now();
-    new MutationObserver(() => { window.__lastRun = performance.now(); })
-      .observe(root, {attributes: true, attributeFilter: ['data-test-script-state']});
-  }
-  return root.getAttribute('data-test-script-state') === 'notRunning' && performance.now() - window.__lastRun > ms;
-}"""
-
-
 @pytest.fixture(scope="module")
 def server_all_behind():
     """A server that searches the nearest setting and measures the risk behind the page, as a steward's does."""
@@ -106,7 +94,7 @@ def test_quick_moves_leave_no_search_or_measurement_hanging(server_all_behind, b
         for _ in range(4):  # not waiting for the runs: each press supersedes the one before
             slider.focus()
             page.keyboard.press("ArrowRight")
-        page.wait_for_function(_QUIET, arg=3000, timeout=240_000, polling=100)
+        _quiet(page, 3.0)
         text = _main_text(page)
         assert slider.input_value() != before
         for hanging in ("Looking for the nearest setting", "Measuring the risk", "Measuring how far",
