@@ -71,20 +71,24 @@ def test_published_cells_are_the_dense_cells_sorted_by_id(counts, theta, max_siz
     assert np.array_equal(np.lexsort((x, g)), np.arange(len(g)))
 
 
-def test_published_cells_fall_back_to_a_sort_when_the_bits_do_not_fit(monkeypatch):
+@pytest.mark.parametrize("spread", [3, 2 ** 40])
+def test_published_cells_sort_ids_that_are_not_a_permutation(spread):
+    """Distinct ids that are not ``0 .. n - 1`` (none of the mechanism's own) are sorted, not scattered: the same
+    cells in the same order as the dense table sorted; ``2**40`` makes the packed bits overflow, so
+    :func:`sort_cells` takes its argsort."""
     plan = _plan([40, 7, 300, 0, 12], 4, 20, "multi")
-    ids = np.random.default_rng(3).permutation(int(bk.classes_by_size(plan)[1].sum()))
-    fast = bk.published_cells(plan, ids)
-    monkeypatch.setattr(bk, "classes_by_size", lambda p, f=bk.classes_by_size: _wide(f(p)))
-    slow = bk.published_cells(plan, ids)
-    assert all(np.array_equal(a, b) for a, b in zip(fast, slow))
+    n_buckets = int(bk.classes_by_size(plan)[1].sum())
+    ids = np.random.default_rng(3).permutation(n_buckets).astype(np.int64) * spread + 5
+    got = bk.published_cells(plan, ids)
+    ref = _reference(plan, ids)
+    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
 
 
-def _wide(classes):
-    """The same classes with one absurd bucket size added (no bucket), so the packed bits exceed 63."""
-    per, nb, size = classes
-    return (np.vstack([per, np.zeros((1, per.shape[1]), dtype=np.int64)]), np.append(nb, 0),
-            np.append(size, 2 ** 62))
+def test_published_cells_refuse_ids_of_another_plan():
+    plan = _plan([40, 7, 300, 0, 12], 4, 20, "multi")
+    n_buckets = int(bk.classes_by_size(plan)[1].sum())
+    with pytest.raises(ValueError, match="ids for"):
+        bk.published_cells(plan, np.arange(n_buckets + 1))
 
 
 @pytest.mark.slow  # over 1 s of CPU (the conftest check)
