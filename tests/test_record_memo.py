@@ -161,7 +161,9 @@ def test_splu_release_is_the_same_with_and_without_the_tables(monkeypatch, raw):
 
 GROUP_SLIDES = [("bucketization", [{"theta": 4.0}, {"theta": 4.5}, {"theta": 8.0, "max_bucket": 60}],
                  [("bucket/slot", 7), ("bucket/slot/published", 7)]),
-                ("mondrian", [{"beta": 0.1}, {"beta": 0.105}, {"beta": 0.2, "k": 30}], [("qi-groups",)])]
+                # every record's QI combination, and it and the SA codes in published order (MondrianPlan.in_order)
+                ("mondrian", [{"beta": 0.1}, {"beta": 0.105}, {"beta": 0.2, "k": 30}],
+                 [("qi-groups",), ("qi-groups/published", 7), ("sa/published", 7)])]
 
 
 @pytest.mark.parametrize("name, settings, entries", GROUP_SLIDES)
