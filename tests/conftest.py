@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 # core imports scipy's heavy parts only where it uses them (so the CLI starts at once); imported here once, so
 # that the CPU guard below does not charge their import to whichever test happens to use them first
@@ -177,6 +179,13 @@ def charts(at) -> dict[str, dict]:
         key = el.proto.id.split("-", 2)[-1]  # ids look like "$$ID-<hash>-<key>"
         out[key] = json.loads(el.proto.spec)
     return out
+
+
+def plotly_array(values) -> np.ndarray:
+    """An array as plotly sends it to the browser (``{"dtype", "bdata"}`` base64, or a plain list), as floats."""
+    if isinstance(values, dict):
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float)
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
 
 
 def chart_data(at) -> list[str]:

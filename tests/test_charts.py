@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import re
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+
+from conftest import plotly_array
 
 from core import figures
 
@@ -58,13 +59,6 @@ def test_long_tables_are_thinned_and_say_so():
     assert len(table) == 11 and "of 50 rows shown" in table["series"].iloc[-1]
 
 
-def _unpack(values) -> np.ndarray:
-    """An array as plotly sends it to the browser (``{"dtype", "bdata"}`` base64, or a plain list)."""
-    if isinstance(values, dict):
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"]).astype(float)
-    return np.array([np.nan if v is None else v for v in values], dtype=float)
-
-
 @pytest.mark.slow
 def test_every_chart_on_a_page_has_its_summary_and_table():
     from conftest import app, charts, no_exception
@@ -77,7 +71,7 @@ def test_every_chart_on_a_page_has_its_summary_and_table():
     assert len(boxes) == len(drawn)
     for (key, spec), box in zip(drawn.items(), boxes):  # each chart's box follows it, in page order
         table = (box.table or box.dataframe)[0].value.reset_index()
-        ys = [float(y) for t in spec["data"] if t.get("y") is not None for y in _unpack(t["y"]) if np.isfinite(y)]
+        ys = [float(y) for t in spec["data"] if t.get("y") is not None for y in plotly_array(t["y"]) if np.isfinite(y)]
         y_title = figures.plain_text(spec["layout"]["yaxis"]["title"]["text"])
         assert len(ys) > 3 and table[y_title].dropna().tolist() == pytest.approx(ys)
         assert spec["layout"]["title"]["text"].split(":")[0] in box.label
