@@ -347,3 +347,27 @@ def test_the_release_shows_its_measured_risk_beside_the_verdict(monkeypatch):
     assert [m.value for m in at.metric if m.label == "Added risk"]
     assert any("An attacker who knows a person's" in md.value for md in at.markdown)
     assert any("but its measured risk" in w.value for w in at.warning)
+
+
+def test_a_table_above_the_measurement_limits_says_so_at_once(monkeypatch):
+    """Above the risk's and the count intervals' size limits both say so in the run itself: behind the page that
+    sentence cost a fragment and a second run of the whole page (census 5M: up to a second a slider move). At the
+    limit, the measurement still goes behind the page (the fragment's "Measuring..." line)."""
+    from core import intervals, risk
+
+    monkeypatch.setenv("WORKBENCH_RISK", "background")
+    monkeypatch.setattr(risk, "RISK_ROWS", 45_221)  # Adult has 45,222 records
+    monkeypatch.setattr(intervals, "MAX_ROWS", 45_221)
+    at = app(PAGE, query={"mech": "uniform", "seed": "1"})
+    no_exception(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "**Measured risk:** not measured" in captions and "at most 45,221" in captions
+    assert "A count in people: not measured" in captions
+    assert "Measuring" not in captions
+
+    monkeypatch.setattr(risk, "RISK_ROWS", 45_222)
+    monkeypatch.setattr(intervals, "MAX_ROWS", 45_222)
+    at = app(PAGE, query={"mech": "uniform", "seed": "2"})
+    no_exception(at)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Measuring the risk" in captions and "Measuring how far a published count lies" in captions

@@ -66,20 +66,31 @@ def mode() -> str:
 
 def ready(args: tuple, func=None) -> dict[str, Any] | None:
     """The risk block (or ``func``'s result, e.g. :func:`cached.people`) when cached; started behind the page
-    otherwise (see :func:`mode`)."""
+    otherwise (see :func:`mode`).
+
+    On a table above the measurement's size limit the result is the one
+    sentence saying so, known without reading the table: it is given at
+    once.  Behind the page it cost a fragment and a second run of the whole
+    page to show that sentence (census 5M: half a second to a second a
+    slider move).
+    """
     func = func or cached.risk
     how = mode()
     if how == "off":
         return OFF
-    if how == "inline" or func.is_cached(*args):
+    if how == "inline" or func.is_cached(*args) or _too_large(args[0], func):
         return func(*args)
     cached.in_background(func, *args)
     return None
 
 
-def pending(args: tuple) -> bool:
-    """Whether :func:`ready` would start the measurement behind the page (so a fragment should poll)."""
-    return mode() == "background" and not cached.risk.is_cached(*args)
+def _too_large(data, func) -> bool:
+    """Whether ``func`` (:func:`cached.risk` or :func:`cached.people`) only says the table is too large for it."""
+    from core.intervals import MAX_ROWS
+    from core.risk import RISK_ROWS
+
+    limit = RISK_ROWS if func is cached.risk else MAX_ROWS if func is cached.people else None
+    return limit is not None and int(data.n) > limit
 
 
 def draw(b: Mapping[str, Any], verdict=None) -> None:
