@@ -363,7 +363,8 @@ def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.nda
     draws WebGL in software, and a WebGL scatter cost about 0.7 s of every
     census 5M slider move whatever its number of points (1.19 s a move with
     400 or 2,000 points), where SVG with at most 2,000 points answers in
-    0.72 s.  The Sanitize page lists every resampled group in its table.
+    0.72 s.  The Sanitize page lists the resampled groups furthest over their threshold in its table,
+    and all of them in a CSV download.
     """
     fig = go.Figure()
     size, top_frequency = np.asarray(size), np.asarray(top_frequency, dtype=float)
