@@ -400,7 +400,7 @@ EXPERIMENTS = [
 def group_size_figure(sizes: np.ndarray, k: int, l: int) -> go.Figure:
     """Histogram of a Mondrian release's group sizes, with k (and l, when larger) as vertical lines."""
     sizes = np.asarray(sizes)
-    fig = go.Figure(go.Histogram(x=sizes, marker_color=COLOURS["Mondrian"], name="groups",  # an array: no check a group
+    fig = go.Figure(go.Histogram(x=sizes, marker_color=COLOURS["Mondrian"], name="groups",  # an array: kept typed, no per-value check
                                  nbinsx=min(60, max(5, int(np.sqrt(len(sizes))) + 1)),
                                  hovertemplate="size %{x}: %{y} groups<extra></extra>"))
     fig.add_vline(x=k, line={"color": PALETTE[7], "dash": "dash"}, annotation_text=f"k = {k}",

@@ -1049,8 +1049,9 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     ``0 .. len(ids) - 1`` (:func:`core.shuffle.relabel`'s) the buckets are
     then put in the order of their ids by moving each bucket's run of cells
     as a block (the inverse permutation, a scatter: no sort).  Census 5M at
-    a bucket size of 51: 0.31 s for the sort of the packed cells this
-    replaces, about 0.05 s.  Other ids go through :func:`sort_cells`.
+    a bucket size of 51 (4.7M cells, 1.4M buckets): 0.18 s, where packing
+    the cells with their ids and sorting them took 0.35 s (0.31 s of it the
+    sort).  Other ids go through :func:`sort_cells`.
     Values come back in the SA codes' narrow type
     (:func:`core.table.code_dtype`), ids and counts as int64.
     """
