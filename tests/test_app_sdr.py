@@ -42,6 +42,7 @@ def test_view_shows_example1_subtables_and_retention_chart():
     assert groups["merged into"].tolist() == ["T1", "T1", "T1", "T2", "T2"]
 
 
+@pytest.mark.slow  # three page runs: about 1 s of CPU (the conftest check)
 def test_moving_rho2_changes_the_partition():
     at = app(SANITIZE, query=TOY)
     no_exception(at)

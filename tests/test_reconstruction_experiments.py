@@ -260,6 +260,21 @@ def test_output_perturbation_ratio_formula():
     assert math.isclose(np.mean(ys / xs), (y / x) * (1 + 2 * b * b / x**2), rel_tol=0.01)
 
 
+@pytest.mark.parametrize("n", [0, 1, 7, 50_000])
+def test_distinct_points_are_numpys_unique_pairs(n):
+    """Same points, order and counts as ``np.unique(..., axis=1, return_counts=True)``: shares that are fractions
+    of small sizes repeat often, equal shares of different sizes and equal sizes of different shares included."""
+    from core.experiments.seed001 import distinct_points
+
+    rng = np.random.default_rng(n)
+    size = rng.integers(1, 40, n).astype(float)
+    top = np.ceil(rng.random(n) * size) / size
+    points, counts = distinct_points(top, size)
+    want_points, want_counts = np.unique(np.stack([top, size]), axis=1, return_counts=True)
+    assert points.shape == want_points.shape and np.array_equal(points, want_points)
+    assert counts.dtype == want_counts.dtype and np.array_equal(counts, want_counts)
+
+
 def test_group_scatter_draws_each_point_once_with_its_number_of_groups():
     """Groups at the same (share, size) are one point whose hover counts them; every group is counted once; a
     trace thinned to ``max_points`` says so in its legend entry, and one that is not does not."""

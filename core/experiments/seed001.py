@@ -351,6 +351,26 @@ def output_perturbation(data: Dataset, epsilons: Sequence[float] = TABLE45_EPSIL
 
 
 # ----------------------------------------------------------------- figures for the seed 001 views
+def distinct_points(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct points ``(x, y)`` in (x, y) order, as a ``(2, k)`` array, and how often each occurs.
+
+    What ``np.unique(np.stack([x, y]), axis=1, return_counts=True)``
+    gives, from one lexsort of the two columns instead of a sort of the
+    pairs as structured values: census 5M's 80,052 micro groups took 0.04 s
+    a scatter trace that way, on every slider move of RP.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if not len(x):
+        return np.empty((2, 0)), np.zeros(0, dtype=np.intp)
+    order = np.lexsort((y, x))
+    xs, ys = x[order], y[order]
+    new = np.empty(len(order), dtype=bool)
+    new[0] = True
+    new[1:] = (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])
+    first = np.flatnonzero(new)
+    return np.stack([xs[first], ys[first]]), np.diff(np.append(first, len(order))).astype(np.intp)
+
+
 def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.ndarray, curve_f: np.ndarray,
                   curve_s: np.ndarray, family: str, max_points: int = 1_000) -> go.Figure:
     """Every micro group as a point (top frequency, size) with the size threshold curve above which it is open.
@@ -370,7 +390,7 @@ def group_scatter(size: np.ndarray, top_frequency: np.ndarray, resampled: np.nda
     size, top_frequency = np.asarray(size), np.asarray(top_frequency, dtype=float)
     for name, on, colour, shape in (("passes the test (plain UP)", ~np.asarray(resampled, bool), PALETTE[0], "circle"),
                                     ("resampled by Algorithm 1", np.asarray(resampled, bool), PALETTE[1], "diamond")):
-        points, groups = np.unique(np.stack([top_frequency[on], size[on].astype(float)]), axis=1, return_counts=True)
+        points, groups = distinct_points(top_frequency[on], size[on].astype(float))
         if points.shape[1] > max_points:
             name = f"{name}: {max_points:,} of {points.shape[1]:,} points drawn"
             keep = np.linspace(0, points.shape[1] - 1, max_points).astype(int)
