@@ -77,7 +77,7 @@ from .evaluate import Evaluation, evaluate_release
 from .mechanisms.base import share_groups
 from .rates import Rate, residual  # noqa: F401  (anonymeter's rates, shared with core.singling_out)
 from .release import Release, jsonable
-from .table import Dataset
+from .table import Dataset, subset
 from .workload import Workload
 
 SMALL_SUM_TOLERANCE = 0.3
@@ -535,7 +535,6 @@ def training_part(data: Dataset, split_seed: int) -> tuple[np.ndarray, np.ndarra
         got = _PARTS.get(data)
     if got is not None and got[0] == split_seed:
         return got[1], got[2], got[3]
-    from .experiments.seed002 import subset
 
     train_rows, control_rows = split(data.n, split_seed)
     train = subset(data, train_rows, f"risk-split-{split_seed}")

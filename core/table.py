@@ -409,6 +409,27 @@ class Dataset:
         return pd.DataFrame(data)
 
 
+def subset(data: Dataset, rows: np.ndarray, tag: str) -> Dataset:
+    """The records ``rows`` of ``data`` with the same codes and labels (so one workload's queries apply).
+
+    The content hash gets ``tag`` appended, so caches never confuse the
+    subset with the whole table.  (Here rather than with the experiments
+    that use it most: the risk measurement's training part is one, and the
+    command line should not import plotly to cut it.)
+    """
+    rows = np.asarray(rows)
+    return replace(
+        data,
+        name=f"{data.name} [{tag}]",
+        content_hash=f"{data.content_hash}:{tag}",
+        sa_codes=data.sa_codes[rows],
+        qi_codes=tuple(c[rows] for c in data.qi_codes),
+        rows_dropped=0,
+        table=None,
+        row_index=None,
+    )
+
+
 def default_columns(table: Table, sa: str | None = None) -> tuple[str, tuple[str, ...]]:
     """A sensible (SA, QIs) choice: :func:`proposal`'s SA and QIs."""
     p = proposal(table, sa)

@@ -55,6 +55,16 @@ def test_mechanisms_do_not_import_scipy_stats_signal_or_optimize():
 
 
 @pytest.mark.slow
+def test_sanitize_with_its_risk_imports_no_plotting(tmp_path):
+    """The risk measurement's training part is cut by ``core.table.subset``: it imported the experiments'
+    module, and with it plotly (40 ms of a 0.9 s ``sanitize`` of Adult)."""
+    loaded = _modules_after("sanitize", "adult", "--sa", "occupation", "--qi", "age,sex,education",
+                            "--mechanism", "uniform", "--seed", "1", "--out", str(tmp_path / "r.csv"))
+    assert "core.risk" in loaded and "core.singling_out" in loaded  # the risk was measured
+    assert not any(m.split(".")[0] == "plotly" or m.startswith("core.experiments") for m in loaded)
+
+
+@pytest.mark.slow
 def test_kept_help_texts_are_the_registries():
     """core/_helptext.py is what the registries give now (else: run ``python -m core.helptext``)."""
     built = helptext.built_help_texts()

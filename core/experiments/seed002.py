@@ -26,7 +26,6 @@ seed 002 (Chaytor & Wang), §6.1-6.3, Figures 2-4, Tables 2-3, appendix
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -40,7 +39,7 @@ from ..evaluate import Evaluation, evaluate
 from ..figures import TRUTH, mechanism_colour
 from ..mechanisms.sdr import natural_rank, plan
 from ..params import Param
-from ..table import Dataset
+from ..table import Dataset, subset  # noqa: F401  (subset: the experiments and their tests import it from here)
 from ..workload import seed002 as seed002_workload
 from . import Experiment, ExperimentResult
 
@@ -89,25 +88,6 @@ def _fractions(text: str) -> list[float]:
         raise ParameterError(f"The 'sizes' setting lists up to 10 fractions of the table in (0, 1], like "
                              f"0.2,0.4,0.6,0.8,1. Got {clip(text)!r}.")
     return fr
-
-
-def subset(data: Dataset, rows: np.ndarray, tag: str) -> Dataset:
-    """The records ``rows`` of ``data`` with the same codes and labels (so one workload's queries apply).
-
-    The content hash gets ``tag`` appended, so caches never confuse the
-    subset with the whole table.
-    """
-    rows = np.asarray(rows)
-    return replace(
-        data,
-        name=f"{data.name} [{tag}]",
-        content_hash=f"{data.content_hash}:{tag}",
-        sa_codes=data.sa_codes[rows],
-        qi_codes=tuple(c[rows] for c in data.qi_codes),
-        rows_dropped=0,
-        table=None,
-        row_index=None,
-    )
 
 
 def suppress_for_anatomy(data: Dataset, l: int, rng: np.random.Generator) -> tuple[Dataset, int]:
