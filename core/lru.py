@@ -289,13 +289,24 @@ class ByteLRU:
 _MISS = object()
 
 
-def _libc_malloc_trim() -> Callable[[int], int] | None:
+def _load_libc() -> ctypes.CDLL | None:
+    """The C library, looked up once: ``ctypes.util.find_library`` runs ``ldconfig -p`` in a new process
+    (about 10 ms), which :func:`_mallopt` paid four times per release of a large table."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # musl or another libc without malloc_trim
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
+_LIBC = _load_libc()
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        trim = _LIBC.malloc_trim
+    except AttributeError:  # no C library found, or musl or another libc without malloc_trim
         return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
@@ -327,9 +338,8 @@ _LARGE_LOCK = threading.Lock()
 
 def _mallopt(param: int, value: int) -> bool:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(param, int(value)))
-    except (OSError, AttributeError):
+        return bool(_LIBC.mallopt(param, int(value)))
+    except AttributeError:  # no C library, or one without mallopt (None.mallopt raises the same)
         return False
 
 

@@ -31,6 +31,9 @@ uniformity of positions and of pairs statistically.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 
 from . import rng as _rng
@@ -338,6 +341,16 @@ def deal(counts: np.ndarray, key, pos) -> np.ndarray:
     return np.searchsorted(flat, key * big + pos, side="right") - key * k
 
 
+#: :func:`relabel` keeps the sorted order of its words from this many groups on (below, sorting is cheap)
+RELABEL_KEEP_FROM = 1 << 16
+#: bytes the kept orders may take together (the least recently used go first)
+RELABEL_KEEP_BYTES = 64 * 2**20
+#: an order is kept for this many times the groups asked for, so a larger count asked next is served too
+RELABEL_HEADROOM = 1.25
+_ORDERS: "OrderedDict[tuple[int, str], np.ndarray]" = OrderedDict()
+_ORDERS_LOCK = threading.Lock()
+
+
 def relabel(seed: int, purpose: str, n: int) -> np.ndarray:
     """A uniformly random permutation of ``0 .. n - 1`` drawn at group level: ``new_id = out[old_id]``.
 
@@ -345,11 +358,46 @@ def relabel(seed: int, purpose: str, n: int) -> np.ndarray:
     are the ranks of the words (ties, probability about ``n**2 / 2**65``,
     by group index).  Used to number published groups so an id reveals
     nothing about the order of construction.
+
+    Group ``g``'s word does not depend on ``n``, so the ranks of the first
+    ``n`` words are the stable order of more words with the indices ``>= n``
+    left out.  From :data:`RELABEL_KEEP_FROM` groups on, that order is kept
+    per (seed, purpose) for ``1.25 n`` words (:func:`_kept_order`), and a
+    slider that changes the group count (bucketization's bucket size,
+    Mondrian's k, Anatomy's l) filters it in one pass instead of drawing and
+    sorting again: census 5M's 1.4M buckets, 0.13 s to 0.02 s.  The same
+    permutation either way (tested).
     """
-    keys = _rng.words(seed, purpose, 0, int(n))
-    out = np.empty(int(n), dtype=np.int64)
-    out[_stable_order(keys)] = np.arange(int(n), dtype=np.int64)
+    n = int(n)
+    out = np.empty(n, dtype=np.int64)
+    if n < RELABEL_KEEP_FROM:
+        out[_stable_order(_rng.words(seed, purpose, 0, n))] = np.arange(n, dtype=np.int64)
+        return out
+    order = _kept_order(int(seed), str(purpose), n)
+    if len(order) > n:
+        order = order[order < n]  # the stable order of the first n words
+    out[order] = np.arange(n, dtype=np.int64)
     return out
+
+
+def _kept_order(seed: int, purpose: str, n: int) -> np.ndarray:
+    """The stable order of the first N words of (seed, purpose), ``n <= N <= 4 n``, kept or computed."""
+    key = (seed, purpose)
+    with _ORDERS_LOCK:
+        got = _ORDERS.get(key)
+        if got is not None and n <= len(got) <= 4 * n:
+            _ORDERS.move_to_end(key)
+            return got
+    size = int(n * RELABEL_HEADROOM)
+    order = _stable_order(_rng.words(seed, purpose, 0, size))
+    order = order.astype(np.int32) if size < 2**31 else order
+    with _ORDERS_LOCK:
+        _ORDERS[key] = order
+        _ORDERS.move_to_end(key)
+        total = sum(v.nbytes for v in _ORDERS.values())
+        while total > RELABEL_KEEP_BYTES and len(_ORDERS) > 1:
+            total -= _ORDERS.popitem(last=False)[1].nbytes
+    return order
 
 
 def _stable_order(keys: np.ndarray) -> np.ndarray:

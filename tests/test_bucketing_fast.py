@@ -155,3 +155,31 @@ def test_relabel_order_is_the_stable_argsort():
         if gen.random() < 0.5:
             keys[gen.integers(0, n, n // 3)] = keys[0]  # exact duplicates: by index
         assert np.array_equal(shuffle._stable_order(keys), np.argsort(keys, kind="stable"))
+
+
+def test_relabel_from_a_kept_order_is_the_permutation_drawn_afresh(monkeypatch):
+    """:func:`core.shuffle.relabel` above its threshold filters a kept order of more words: for group counts
+    below, at, above within the headroom and beyond it (a new order), the permutation is the stable ranks of
+    the first n words, as drawn with nothing kept; the kept orders stay within their byte budget."""
+    from core import rng as R
+    from core import shuffle
+
+    def afresh(seed, purpose, n):
+        out = np.empty(n, dtype=np.int64)
+        out[np.argsort(R.words(seed, purpose, 0, n), kind="stable")] = np.arange(n)
+        return out
+
+    monkeypatch.setattr(shuffle, "_ORDERS", type(shuffle._ORDERS)())
+    monkeypatch.setattr(shuffle, "RELABEL_KEEP_FROM", 1000)
+    sizes = []
+    for n in (4000, 3999, 4000, 4900, 1001, 5000, 5001, 20_000, 4000, 999, 1000):
+        got = shuffle.relabel(7, "bucket/bid", n)
+        assert np.array_equal(got, afresh(7, "bucket/bid", n)), n
+        sizes.append(len(shuffle._ORDERS[(7, "bucket/bid")]))
+    # kept for 1.25 n and reused while n <= kept <= 4 n; a larger count, or a quarter of the kept, draws again;
+    # 999 is under the threshold and leaves the kept order alone
+    assert sizes == [5000, 5000, 5000, 5000, 1251, 6250, 6250, 25_000, 5000, 5000, 1250]
+    monkeypatch.setattr(shuffle, "RELABEL_KEEP_BYTES", 30_000)
+    for seed in range(4):
+        assert np.array_equal(shuffle.relabel(seed, "anatomy/gid", 3000), afresh(seed, "anatomy/gid", 3000))
+    assert sum(v.nbytes for v in shuffle._ORDERS.values()) <= 30_000 and (3, "anatomy/gid") in shuffle._ORDERS
