@@ -318,6 +318,9 @@ _TRIM = _libc_malloc_trim()
 #: glibc's mallopt parameter numbers (malloc.h)
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
+#: prctl's PR_SET_THP_DISABLE and PR_GET_THP_DISABLE (linux/prctl.h)
+_PR_SET_THP_DISABLE = 41
+_PR_GET_THP_DISABLE = 42
 
 
 #: the app's glibc mmap threshold in KiB at rest (:func:`fix_mmap_threshold`), unless ``WORKBENCH_MMAP_KB`` says otherwise
@@ -387,6 +390,32 @@ def fix_mmap_threshold(size: int | None = None) -> bool:
         if _LARGE[0]:  # a large computation is running: it restores this size when it ends
             return True
         return _set_threshold(int(size), max(128 * 1024, 2 * int(size)))
+
+
+def no_huge_pages() -> bool:
+    """Turn transparent huge pages off for this process (``prctl(PR_SET_THP_DISABLE)``); True if done.
+
+    With THP on ("always", as on this machine), every fresh mapping of an
+    array is faulted in 2 MiB at a time, each huge page zeroed whole by the
+    kernel.  A census 5M slider move allocates hundreds of MB of short-lived
+    arrays, and its kernel time went from 0.03 to 0.4 s from one move to the
+    next (``clear_page_erms`` under ``do_huge_pmd_anonymous_page`` in
+    ``perf``).  In chromium, two alternated rounds of
+    ``bench/latency.py --census`` (bucketization, RP, SPLU-Gen, Mondrian,
+    4 presses): 1.17/0.94, 0.95/0.93, 0.90/0.76 and 0.67/0.70 s with THP, and
+    0.96/0.95, 0.91/0.89, 0.68/0.71 and 0.55/0.59 s without; the memory held
+    after the moves 1,586-1,592 MB against 1,619-1,629 MB.  (Also tried:
+    no mappings of their own at all while a large table is computed on,
+    ``M_MMAP_MAX = 0``, with 1 GiB of free heap kept: about as fast, and
+    300 MB more at the peak.)  The app's server calls it once when the pages
+    load; a no-op (False) off Linux.
+    """
+    if _LIBC is None or not sys.platform.startswith("linux"):
+        return False
+    try:
+        return _LIBC.prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0 and _LIBC.prctl(_PR_GET_THP_DISABLE, 0, 0, 0, 0) == 1
+    except AttributeError:
+        return False
 
 
 @contextlib.contextmanager

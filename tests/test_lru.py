@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -194,3 +196,22 @@ def test_the_page_cache_counts_an_evaluation_without_its_shared_workload():
     assert shared > 1_000_000
     assert nbytes(ev, skip=NOT_OWNED) <= whole - shared + 1_000
     assert nbytes(wl, skip=NOT_OWNED) == shared  # the workload's own entry is counted in full
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_the_app_turns_transparent_huge_pages_off_for_its_process():
+    """``pages.ui.cached`` (imported by every page) calls :func:`core.lru.no_huge_pages`: the server's process
+    then reads PR_GET_THP_DISABLE as 1, where it read 0 before the import."""
+    import subprocess
+
+    probe = ("import ctypes, sys\n"
+             "libc = ctypes.CDLL(None)\n"
+             "libc.prctl(41, 0, 0, 0, 0)\n"  # on, whatever the parent (a test that imported the pages) left
+             "before = libc.prctl(42, 0, 0, 0, 0)\n"
+             "import pages.ui.cached\n"
+             "print(before, libc.prctl(42, 0, 0, 0, 0))\n")
+    got = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.split() == ["0", "1"]

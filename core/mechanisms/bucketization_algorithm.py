@@ -998,7 +998,7 @@ def bucket_entries(plan: Bucketing) -> tuple[np.ndarray, np.ndarray, np.ndarray,
     gs, xs, cs = [], [], []
     offset = 0
     for c, b, s in zip(per, nb.tolist(), size.tolist()):
-        idx, x = _class_cells(_class_positions(c, b, s))
+        idx, x, _ = _class_cells(_class_positions(c, b, s))
         cs.append(np.diff(idx, append=b * s))
         gs.append(idx // s + offset)
         xs.append(x.astype(np.int64))
@@ -1017,22 +1017,16 @@ def _class_positions(c: np.ndarray, b: int, s: int) -> np.ndarray:
     return codes.reshape(s, b)
 
 
-def _class_cells(positions: np.ndarray, first: int = 0, last: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _class_cells(positions: np.ndarray, first: int = 0, last: int | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The cells of buckets ``first .. last - 1`` of a class (its :func:`_class_positions`).
 
     Column j lists bucket j's values in order, so its cells are the runs of
     that column.  Returns each cell's first place in the columns laid end
     to end (``place // s`` is the bucket counted from ``first``, the next
     cell's place minus this one the count) and its value, in (bucket,
-    value) order with no sort.
+    value) order with no sort, and the number of cells of each bucket.
     """
-    place, x, _ = _class_runs(positions, first, last)
-    return place, x
-
-
-def _class_runs(positions: np.ndarray, first: int = 0, last: int | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_class_cells` and the number of cells of each of those buckets."""
     s = positions.shape[0]
     column = positions[:, first:last].T.ravel()  # bucket by bucket, each bucket's values in order
     new = np.empty(len(column), dtype=bool)
@@ -1056,10 +1050,11 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     bucket's in value order (no sort); when ``ids`` is a permutation of
     ``0 .. len(ids) - 1`` (:func:`core.shuffle.relabel`'s) the buckets are
     then put in the order of their ids by moving each bucket's run of cells
-    as a block (the inverse permutation, a scatter: no sort).  Census 5M at
-    a bucket size of 51 (4.7M cells, 1.4M buckets): 0.18 s, where packing
-    the cells with their ids and sorting them took 0.35 s (0.31 s of it the
-    sort).  Other ids go through :func:`sort_cells`.
+    as a block (the inverse permutation, a scatter: no sort), the counts
+    moved as bytes (a cell counts at most its bucket's records).  Census 5M
+    at a bucket size of 51 (4.7M cells, 1.4M buckets): 0.13 s, where
+    packing the cells with their ids and sorting them took 0.35 s (0.31 s
+    of it the sort).  Other ids go through :func:`sort_cells`.
     Values come back in the SA codes' narrow type
     (:func:`core.table.code_dtype`), ids and counts as int64.
     """
@@ -1080,7 +1075,7 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
         positions = _class_positions(c, b, s)
         step = max(1, CELL_RECORDS // s)  # buckets at a time
         for first in range(0, b, step):
-            place, x, cells_per = _class_runs(positions, first, first + step)
+            place, x, cells_per = _class_cells(positions, first, first + step)
             hi = at + len(place)
             value[at:hi] = x
             cells = count[at:hi]

@@ -75,6 +75,7 @@ try:
 except ValueError as _exc:  # the server's setting, not a page's input: said in the server's log, default used
     _LOG.warning("%s Ignored; using %d KiB.", _exc, core_lru.MMAP_KB)
     fix_mmap_threshold(core_lru.MMAP_KB * 1024)
+core_lru.no_huge_pages()  # a large table's temporaries faulted in 4 KiB at a time, not zeroed 2 MiB at a time
 
 #: the store in use (for the event-loop callbacks, which run outside any script)
 _STORES: list[ByteLRU] = []
