@@ -199,8 +199,12 @@ class ByteLRU:
         return key in self._data
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any], *, scope: Hashable | None = None,
-                       kind: str = "", remeasure: bool = False, sticky: bool = False) -> Any:
+                       kind: str = "", remeasure: bool = False, sticky: bool = False,
+                       most: int | None = None) -> Any:
         """The value kept for ``key``, or ``compute()`` kept under ``scope`` and returned.
+
+        ``most``: at most this many entries of ``kind`` are kept, whatever
+        the budget; storing one more evicts the least recently used of them.
 
         ``remeasure`` re-measures a value on every hit, for values that grow
         after they are stored (a release caches its query index).
@@ -226,6 +230,8 @@ class ByteLRU:
                 size = int(self._size(value))
                 with self._lock:
                     self._put(key, _Entry(value, size, scope, kind, bool(sticky)))
+                    if most is not None:
+                        self._cap(kind, most, keep=key)
                 return value
             finally:
                 with self._lock:
@@ -259,6 +265,12 @@ class ByteLRU:
             if oldest is None:
                 oldest = next(k for k in self._data if k != keep)
             self.total -= self._data.pop(oldest).size
+            self.evictions += 1
+
+    def _cap(self, kind: str, most: int, keep: Hashable) -> None:
+        same = [k for k, e in self._data.items() if e.kind == kind and k != keep]  # least recently used first
+        for k in same[:max(0, len(same) + 1 - max(1, most))]:
+            self.total -= self._data.pop(k).size
             self.evictions += 1
 
     def purge(self, scope: Hashable) -> int:

@@ -183,6 +183,26 @@ def test_the_pages_cache_computes_on_a_large_table_with_the_threshold_raised(mon
     assert calls == [lru.LARGE_MMAP_KB * 1024, 128 * 1024]
 
 
+def test_the_pages_keep_two_releases_of_a_large_table(monkeypatch):
+    """On a table of LARGE_ROWS records or more, a slider moved through three settings keeps the last two
+    releases (issue 27's memory: census 5M kept nine, 640 MB); on a smaller table all three stay."""
+    from pages.ui import cached
+
+    data = load_dataset("adult")
+    cached.store().clear()
+    for p in (0.41, 0.42, 0.43):
+        cached.release(data, data.key, "uniform", cached.items({"p": p}), 5)
+    assert cached.store().stats()["releases"]["entries"] == 3
+    cached.store().clear()
+    monkeypatch.setattr(lru, "LARGE_ROWS", data.n)  # Adult counts as large
+    keys = [cached.release.key(data, data.key, "uniform", cached.items({"p": p}), 5) for p in (0.41, 0.42, 0.43)]
+    for p in (0.41, 0.42, 0.43):
+        cached.release(data, data.key, "uniform", cached.items({"p": p}), 5)
+    stats = cached.store().stats()
+    assert "releases" not in stats and stats["releases of large tables"]["entries"] == cached.LARGE_RELEASES == 2
+    assert [k in cached.store() for k in keys] == [False, True, True]
+
+
 def test_the_page_cache_counts_an_evaluation_without_its_shared_workload():
     """Each cached evaluation holds the workload it answered, which is cached once under its own key: counted in
     every evaluation, a map of 47 settings on Adult charged the budget about 230 MB for one 5 MB workload."""
@@ -215,3 +235,16 @@ def test_the_app_turns_transparent_huge_pages_off_for_its_process():
                          capture_output=True, text=True, timeout=120)
     assert got.returncode == 0, got.stderr
     assert got.stdout.split() == ["0", "1"]
+
+
+def test_at_most_so_many_entries_of_a_kind_are_kept_whatever_the_budget():
+    """``most``: storing one more entry of the kind evicts its least recently used one, not the others' kinds."""
+    lru = ByteLRU(10**9, size=lambda v: 1)
+    lru.get_or_compute("t", lambda: "table", kind="tables")
+    for k in ("a", "b"):
+        lru.get_or_compute(k, lambda k=k: k, kind="big", most=2)
+    lru.get_or_compute("a", lambda: "again")  # a hit: now b is the least recently used
+    lru.get_or_compute("c", lambda: "c", kind="big", most=2)
+    assert "b" not in lru and {"a", "c", "t"} <= set(lru._data) and lru.evictions == 1
+    lru.get_or_compute("d", lambda: "d", kind="big", most=1)
+    assert [k for k, e in lru._data.items() if e.kind == "big"] == ["d"] and "t" in lru

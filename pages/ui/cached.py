@@ -311,7 +311,8 @@ def _scope(hidden: list[Any]) -> str | None:
     return SHARED
 
 
-def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky: bool = False) -> Callable:
+def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky: bool = False,
+         large_keep: int | None = None) -> Callable:
     """Decorator: keep the function's results in :func:`store`, keyed by its plain arguments.
 
     Underscore arguments are left out of the key, except for the name of a
@@ -323,6 +324,9 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
     the value again on every hit (it grows after it is stored); ``sticky``
     marks a base value (tables, encoded datasets) that the budget evicts only
     after every derived one (:meth:`core.lru.ByteLRU.get_or_compute`).
+    ``large_keep``: at most this many results computed from a table of
+    :data:`core.lru.LARGE_ROWS` records or more are kept at a time (kind
+    ``"<kind> of large tables"``), the least recently used going first.
     """
     def decorate(func: Callable) -> Callable:
         signature = inspect.signature(func)
@@ -349,16 +353,22 @@ def memo(kind: str, spinner: str | None = None, remeasure: bool = False, sticky:
                             return func(*args, **kwargs)
                     return func(*args, **kwargs)
 
-            return store().get_or_compute(key, compute, scope=scope, kind=kind, remeasure=remeasure, sticky=sticky)
+            return store().get_or_compute(key, compute, scope=scope, remeasure=remeasure, sticky=sticky,
+                                          **_kind(rows))
+
+        def _kind(rows: int) -> dict:
+            if large_keep is not None and rows >= core_lru.LARGE_ROWS:
+                return {"kind": f"{kind} of large tables", "most": large_keep}
+            return {"kind": kind}
 
         def key(*args, **kwargs):
             return parts(args, kwargs)[0]
 
         def put(value, *args, **kwargs):
             """Keep ``value`` as the result of these arguments (computed elsewhere: a forked process)."""
-            key, scope, _ = parts(args, kwargs)
-            return store().get_or_compute(key, lambda: value, scope=scope, kind=kind, remeasure=remeasure,
-                                          sticky=sticky)
+            key, scope, rows = parts(args, kwargs)
+            return store().get_or_compute(key, lambda: value, scope=scope, remeasure=remeasure, sticky=sticky,
+                                          **_kind(rows))
 
         wrapper.key = key
         wrapper.put = put
@@ -615,7 +625,12 @@ def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: 
     return _api.verdict(_data, Setting(mechanism, dict(params), int(seed)), release=rel)
 
 
-@memo("releases", remeasure=True)
+#: releases of a table of 1M records or more kept at a time: the one shown and the one before it (a slider
+#: moved back answers at once), not every setting tried (census 5M: about 70 MB a release; issue 27's 700 MB)
+LARGE_RELEASES = 2
+
+
+@memo("releases", remeasure=True, large_keep=LARGE_RELEASES)
 def release(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: int):
     """``core.api.build``: the release of resolved ``params`` and an int ``seed`` (the front door's)."""
     return _api.build(_data, Setting(mechanism, dict(params), int(seed)))
