@@ -19,8 +19,10 @@ from core.release import Release, csv_bytes
 from core.table import Dataset
 from pages.ui.charts import chart
 
-#: distinct points drawn of each colour in the micro-group scatter (:func:`core.experiments.seed001.group_scatter`)
-SCATTER_POINTS = 1_000
+#: distinct points drawn of each colour in the micro-group scatter (:func:`core.experiments.seed001.group_scatter`):
+#: chromium lays out an SVG scatter point by point; on census 5M its plotly code took 347 ms of the page's main
+#: thread a slider move at 1,000 a colour and 235 ms at 400 (CDP's profiler; the move 0.96-1.15 s, then 0.88-0.94 s)
+SCATTER_POINTS = 400
 #: resampled groups listed in the page, furthest over their threshold first (the CSV download has them all): on
 #: census 5M the 2,354 rows of the whole list were a 1.27 MB message sent again on every slider move
 SHOWN = 500
