@@ -40,7 +40,7 @@ from ..evaluate import evaluate_release
 from ..figures import PALETTE, _base, mechanism_colour
 from ..mechanisms.reconstruction import FAMILIES, analyse, group_labels, micro_groups
 from ..params import Param
-from ..table import Dataset
+from ..table import Dataset, subset
 from ..workload import seed000
 
 #: seed 001 Table 3
@@ -60,16 +60,8 @@ def subsample(data: Dataset, n: int, seed: int = 0) -> Dataset:
     if n >= data.n:
         return data
     rows = np.sort(np.random.default_rng(seed).choice(data.n, size=n, replace=False))
-    return replace(
-        data,
-        name=f"{data.name} (sample of {n:,})",
-        content_hash=f"{data.content_hash}|rows{n}@{seed}",
-        sa_codes=data.sa_codes[rows],
-        qi_codes=tuple(c[rows] for c in data.qi_codes),
-        rows_dropped=0,
-        table=None,
-        row_index=None,
-    )
+    return replace(subset(data, rows, f"rows{n}@{seed}"), name=f"{data.name} (sample of {n:,})",
+                   content_hash=f"{data.content_hash}|rows{n}@{seed}")
 
 
 #: series names that stand for a mechanism: drawn in its fixed colour (core.figures.MECHANISM_COLOURS)
