@@ -123,6 +123,71 @@ def test_priview_groups_kept_between_alphas_give_the_same_release(app_memo, monk
         assert _release_bytes(x) == _release_bytes(y)
 
 
+#: which path :func:`amb.ambiguity_groups` took in the property test below (both must be taken)
+_PATHS = {"kept": 0, "built": 0}
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables(), st.lists(BOUNDS, min_size=1, max_size=4), BOUNDS, st.integers(1, 40), st.sampled_from([3, 16, 1024]),
+       st.integers(0, 1000))
+@pytest.mark.slow
+def test_ambiguity_groups_kept_between_alphas_are_build_groups(table, alphas, beta, candidates, batch, seed):
+    """For a run of alphas on one table, the kept step 2 gives :func:`build_groups`'s grouping record for record,
+    and the generator is left where :func:`build_groups` leaves it (the next draw is the same)."""
+    qi, domains, sa, m = table
+    kept = {}
+
+    def memo(key, compute):
+        if key not in kept:
+            kept[key] = compute()
+        return kept[key]
+
+    for alpha in alphas:
+        r_old, r_new = np.random.default_rng(seed), np.random.default_rng(seed)
+        old = amb.build_groups(qi, domains, sa, m, beta, alpha, kind="ambiguity", candidates=candidates, rng=r_old,
+                               batch=batch)
+        calls = []
+        real = amb.build_groups
+        amb.build_groups = lambda *a, **k: (calls.append(1), real(*a, **k))[1]
+        try:
+            new = amb.ambiguity_groups(qi, domains, sa, m, beta, alpha, candidates=candidates, rng=r_new, memo=memo,
+                                       batch=batch)
+        finally:
+            amb.build_groups = real
+        _same(old, new)
+        assert r_old.random() == r_new.random()
+        _PATHS["built" if calls else "kept"] += 1
+
+
+def test_both_paths_of_the_kept_ambiguity_groups_were_taken():
+    """The property test above is not vacuous: alphas that every group passes used the kept step 2, and alphas
+    some group fails built the construction again (run after it in this module; alone, it runs it first)."""
+    if not (_PATHS["kept"] and _PATHS["built"]):
+        test_ambiguity_groups_kept_between_alphas_are_build_groups()
+    assert _PATHS["kept"] > 20 and _PATHS["built"] > 5, _PATHS
+
+
+@pytest.mark.slow
+def test_ambiguity_groups_kept_between_alphas_give_the_same_release(app_memo, monkeypatch):
+    """On Adult, slider moves of alpha use the kept step 2 (the construction runs once) and each release is the
+    one made without the memo, byte for byte."""
+    from core import mechanisms
+    from core.engine import memo as record_memo
+
+    data = load_dataset("adult", "occupation")
+    alphas = [0.1, 0.105, 0.11, 0.2]
+    calls = []
+    real = amb._greedy
+    monkeypatch.setattr(amb, "_greedy", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    with_memo = [mechanisms.sanitize(data, "ambiguity", {"alpha": a, "beta": 0.1}, 5) for a in alphas]
+    assert len(calls) == 1
+    monkeypatch.setattr(record_memo, "RECORD_MEMO", None)
+    without = [mechanisms.sanitize(data, "ambiguity", {"alpha": a, "beta": 0.1}, 5) for a in alphas]
+    assert len(calls) == 1 + len(alphas)
+    for x, y in zip(with_memo, without):
+        assert _release_bytes(x) == _release_bytes(y)
+
+
 def test_smallest_size_is_the_first_size_the_presence_test_passes():
     import math
 

@@ -222,8 +222,10 @@ class _Grouped(Mechanism):
             return amb.priview_groups(data.qi_codes, data.domains, data.sa_codes, data.m, values["beta"],
                                       values["alpha"], candidates=values["candidates"], rng=rng,
                                       memo=_memo.for_data(data))
-        return amb.build_groups(data.qi_codes, data.domains, data.sa_codes, data.m, values["beta"],
-                                values["alpha"], kind=self.kind, candidates=values["candidates"], rng=rng)
+        # Ambiguity: step 2 kept between slider moves of alpha while every group passes at the new alpha
+        return amb.ambiguity_groups(data.qi_codes, data.domains, data.sa_codes, data.m, values["beta"],
+                                    values["alpha"], candidates=values["candidates"], rng=rng,
+                                    memo=_memo.for_data(data))
 
     def _common(self, data, values, grouping, stats, extra_privacy) -> tuple[dict, dict, tuple]:
         min_size = amb.presence_size(values["alpha"]) if self.kind == "priview" else 0
