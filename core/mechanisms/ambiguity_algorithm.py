@@ -138,21 +138,14 @@ def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.
     ``kind="priview"`` Theorem 6's ``1/|G|``.
     """
     rng = np.random.default_rng(rng)
-    sa = np.asarray(sa, dtype=np.int64)
-    n, d = len(sa), len(domains)
-    off = np.concatenate([[0], np.cumsum(domains)[:-1]]).astype(np.int64)
-    X = (np.stack([np.asarray(c, dtype=np.int64) for c in qi_codes], axis=1) + off) if d else np.zeros((n, 0), np.int64)
-    D = int(sum(domains))
+    sa, X, off, D = _coded(qi_codes, domains, sa)
+    n = len(sa)
     l = diversity(beta)
     slots = l if kind == "ambiguity" else max(l, presence_size(alpha))
     log_alpha = math.log(alpha) + _TOL
     K = max(1, int(candidates))
 
-    perm = rng.permutation(n)
-    order = perm[np.argsort(sa[perm], kind="stable")]
-    bounds = np.searchsorted(sa[order], np.arange(m + 1))
-    queues = [order[bounds[v]:bounds[v + 1]] for v in range(m)]
-    remaining = np.array([len(q) for q in queues], dtype=np.int64)
+    queues, remaining = _value_queues(rng, sa, m)
     group = np.full(n, -1, dtype=np.int64)
     picked = np.zeros(n, dtype=bool)
 
@@ -167,6 +160,25 @@ def build_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.
     placed_residue = _place_residue(residue, group, n_groups, X, off, D, sa, m, alpha, kind)
     return Grouping(group=group, n_groups=n_groups, residue=len(residue), residue_placed=placed_residue,
                     dissolved=dissolved)
+
+
+def _coded(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """``(sa as int64, X, offsets, D)``: each record's QI codes offset into one range of ``D`` codes."""
+    sa = np.asarray(sa, dtype=np.int64)
+    n, d = len(sa), len(domains)
+    off = np.concatenate([[0], np.cumsum(domains)[:-1]]).astype(np.int64)
+    X = (np.stack([np.asarray(c, dtype=np.int64) for c in qi_codes], axis=1) + off) if d else np.zeros((n, 0), np.int64)
+    return sa, X, off, int(sum(domains))
+
+
+def _value_queues(rng: np.random.Generator, sa: np.ndarray, m: int) -> tuple[list, np.ndarray]:
+    """Step 1: the records of each SA value in a random order (one permutation of all records), and their counts."""
+    perm = rng.permutation(len(sa))
+    order = perm[np.argsort(sa[perm], kind="stable")]
+    bounds = np.searchsorted(sa[order], np.arange(m + 1))
+    queues = [order[bounds[v]:bounds[v + 1]] for v in range(m)]
+    return queues, np.array([len(q) for q in queues], dtype=np.int64)
 
 
 def _greedy(X: np.ndarray, D: int, slots: int, K: int, queues: list, remaining: np.ndarray, group: np.ndarray,
@@ -287,21 +299,14 @@ def ambiguity_groups(qi_codes: Sequence[np.ndarray], domains: Sequence[int], sa:
     if memo is None:
         return build_groups(qi_codes, domains, sa, m, beta, alpha, kind="ambiguity", candidates=candidates, rng=rng,
                             batch=batch)
-    sa = np.asarray(sa, dtype=np.int64)
-    n, d = len(sa), len(domains)
-    off = np.concatenate([[0], np.cumsum(domains)[:-1]]).astype(np.int64)
-    X = (np.stack([np.asarray(c, dtype=np.int64) for c in qi_codes], axis=1) + off) if d else np.zeros((n, 0), np.int64)
-    D = int(sum(domains))
+    sa, X, off, D = _coded(qi_codes, domains, sa)
+    n = len(sa)
     K = max(1, int(candidates))
 
     def speculate() -> _Greedy:
         own = np.random.default_rng()
         own.bit_generator.state = rng.bit_generator.state  # the caller's draws, without advancing its generator
-        perm = own.permutation(n)
-        order = perm[np.argsort(sa[perm], kind="stable")]
-        bounds = np.searchsorted(sa[order], np.arange(m + 1))
-        queues = [order[bounds[v]:bounds[v + 1]] for v in range(m)]
-        remaining = np.array([len(q) for q in queues], dtype=np.int64)
+        queues, remaining = _value_queues(own, sa, m)
         group = np.full(n, -1, dtype=np.int64)
         ks: list[np.ndarray] = []
         made, _, _ = _greedy(X, D, diversity(beta), K, queues, remaining, group, np.zeros(n, dtype=bool),
