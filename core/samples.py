@@ -420,11 +420,25 @@ def load_sample(spec: str) -> tuple[pd.DataFrame, Sample]:
     (42, 'sa', 10)
     """
     sample, size = _parse(spec)
+    rows = size[0] if isinstance(size, tuple) else size
+    if rows is not None and rows >= KEEP_BELOW_ROWS:  # built afresh each time: the caller keeps it, or not
+        return _make(sample.name, size), sample
     return _build(sample.name, size).copy(deep=True), sample
+
+
+#: samples of this many rows or more are not kept by :func:`_build` between loads.  Choice: a whole census 5M
+#: frame (72 MB) was held here for the server's life, outside the pages' byte-bounded cache, which keeps the
+#: copy the page uses; building it again takes a few seconds, against minutes of use of the one loaded.
+KEEP_BELOW_ROWS = 1_000_000
 
 
 @lru_cache(maxsize=4)
 def _build(name: str, size: int | None) -> pd.DataFrame:
+    """:func:`_make`, the last four kept (each load gets a copy)."""
+    return _make(name, size)
+
+
+def _make(name: str, size: int | None) -> pd.DataFrame:
     if name == "adult":
         return _adult_frame()
     if name == "census":

@@ -418,3 +418,19 @@ def test_rp_test_on_the_summary_is_the_test_on_the_records(adult):
             x, y = analyse(a, p, data.m, 0.3, 0.3), analyse(b, p, data.m, 0.3, 0.3)
             assert np.array_equal(x.resample, y.resample) and np.array_equal(x.n_sample, y.n_sample)
             assert np.array_equal(x.stuck, y.stuck)
+
+
+def test_rp_group_labels_from_the_summary_are_those_of_the_records(adult):
+    """The RP view names its resampled groups from the combinations (no per-record arrays): the same text."""
+    from core.mechanisms.reconstruction import group_labels, micro_groups, summary_groups
+    from core.table import load_dataset
+
+    for data in (adult, load_dataset("census:20000")):
+        a, b = micro_groups(data), summary_groups(data)
+        assert len(b.first_row) == 0 < len(a.first_row)
+        ids = np.r_[0, np.random.default_rng(5).choice(a.n_groups, 300, replace=False), a.n_groups - 1]
+        got = group_labels(data, b, ids)
+        assert got == group_labels(data, a, ids)
+        # and the text is the group's: its first record's QI values
+        r = int(a.first_row[ids[1]])
+        assert got[1] == ", ".join(f"{c} = {data.qi_labels[j][data.qi_codes[j][r]]}" for j, c in enumerate(data.qi))

@@ -468,3 +468,17 @@ def test_census_is_held_as_categoricals_that_bind_like_its_strings():
     for x, y, lx, ly in zip(da.qi_codes, db.qi_codes, da.qi_labels, db.qi_labels):
         assert np.array_equal(x, y) and list(lx) == list(ly)
     assert frame.memory_usage(deep=True).sum() * 5 < strings.memory_usage(deep=True).sum()
+
+
+def test_large_samples_are_built_afresh_not_kept(monkeypatch):
+    """A sample at or above KEEP_BELOW_ROWS rows is not held by the module between loads (the caller keeps it)."""
+    monkeypatch.setattr(samples, "KEEP_BELOW_ROWS", 3000)
+    samples._build.cache_clear()
+    big, _ = load_sample("census:3000")
+    assert samples._build.cache_info().currsize == 0
+    again, _ = load_sample("census:3000")
+    pd.testing.assert_frame_equal(again, big)
+    assert again is not big and samples._build.cache_info().currsize == 0
+    small, _ = load_sample("census:2999")
+    assert samples._build.cache_info().currsize == 1
+    pd.testing.assert_frame_equal(small, big.head(2999))

@@ -218,6 +218,11 @@ class Combos:
     def n_qi_groups(self) -> int:
         return len(self._qi_start)
 
+    def qi_codes_of(self, groups) -> tuple[np.ndarray, ...]:
+        """The QI codes of the micro groups ``groups`` (:meth:`qi_groups` numbering), one array per QI column."""
+        first = self._qi_start[np.asarray(groups, dtype=np.int64)]
+        return tuple(col[first] for col in self.qi)
+
     def qi_sizes(self) -> np.ndarray:
         """Records per QI combination (micro group), in :meth:`qi_groups` order."""
         return np.add.reduceat(self.count, self._qi_start) if len(self) else np.zeros(0, dtype=np.int64)

@@ -198,10 +198,20 @@ class MicroGroups:
 
 
 def group_labels(data: Dataset, groups: MicroGroups, ids) -> list[str]:
-    """The QI values of each group in ``ids`` as text: ``age = 37, sex = Female, ...``."""
-    rows = groups.first_row[np.asarray(ids, dtype=np.int64)]
-    return [", ".join(f"{c} = {data.qi_labels[j][data.qi_codes[j][r]]}" for j, c in enumerate(data.qi))
-            for r in rows]
+    """The QI values of each group in ``ids`` as text: ``age = 37, sex = Female, ...``.
+
+    ``groups`` from :func:`micro_groups` (read at each group's first record)
+    or from :func:`summary_groups` (no per-record arrays: read from the
+    table's combinations, which number the groups the same way).
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    if len(groups.first_row):
+        rows = groups.first_row[ids]
+        codes = [col[rows] for col in data.qi_codes]
+    else:
+        codes = (getattr(data, "combos", None) or Combos.of(data)).qi_codes_of(ids)
+    return [", ".join(f"{c} = {data.qi_labels[j][codes[j][i]]}" for j, c in enumerate(data.qi))
+            for i in range(len(ids))]
 
 
 def group_ids(cols, domains, n: int) -> tuple[np.ndarray, int]:

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from core.experiments.seed001 import group_scatter
-from core.mechanisms.reconstruction import analyse, group_labels, micro_groups, threshold
+from core.mechanisms.reconstruction import analyse, group_labels, summary_groups, threshold
 from core.palette import PALETTE, colour_name
 from core.release import Release, csv_bytes
 from core.table import Dataset
@@ -31,7 +31,9 @@ SHOWN = 500
 def render(release: Release, data: Dataset) -> None:
     prm, priv = release.params, release.privacy
     p, lam, delta, family = prm["p"], prm["lambda"], prm["delta"], prm["bound"]
-    an = analyse(micro_groups(data), p, data.m, lam, delta, family)
+    # the groups' sizes and top values only (kept with the page's cache, like the release's own); micro_groups
+    # would also number each record and keep that with the table, outside the cache's budget (46 MB at 5M)
+    an = analyse(summary_groups(data), p, data.m, lam, delta, family)
     g = an.groups
     rs = an.resample
 
