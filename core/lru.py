@@ -200,11 +200,13 @@ class ByteLRU:
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], Any], *, scope: Hashable | None = None,
                        kind: str = "", remeasure: bool = False, sticky: bool = False,
-                       most: int | None = None) -> Any:
+                       most: int | None = None, most_bytes: int | None = None) -> Any:
         """The value kept for ``key``, or ``compute()`` kept under ``scope`` and returned.
 
         ``most``: at most this many entries of ``kind`` are kept, whatever
         the budget; storing one more evicts the least recently used of them.
+        ``most_bytes``: likewise, the entries of ``kind`` together hold at
+        most this many bytes (the one just stored is kept, however large).
 
         ``remeasure`` re-measures a value on every hit, for values that grow
         after they are stored (a release caches its query index).
@@ -232,6 +234,8 @@ class ByteLRU:
                     self._put(key, _Entry(value, size, scope, kind, bool(sticky)))
                     if most is not None:
                         self._cap(kind, most, keep=key)
+                    if most_bytes is not None:
+                        self._cap_bytes(kind, most_bytes, keep=key)
                 return value
             finally:
                 with self._lock:
@@ -271,6 +275,17 @@ class ByteLRU:
         same = [k for k, e in self._data.items() if e.kind == kind and k != keep]  # least recently used first
         for k in same[:max(0, len(same) + 1 - max(1, most))]:
             self.total -= self._data.pop(k).size
+            self.evictions += 1
+
+    def _cap_bytes(self, kind: str, most_bytes: int, keep: Hashable) -> None:
+        same = [k for k, e in self._data.items() if e.kind == kind and k != keep]  # least recently used first
+        held = sum(self._data[k].size for k in same) + self._data[keep].size
+        for k in same:
+            if held <= most_bytes:
+                break
+            size = self._data.pop(k).size
+            held -= size
+            self.total -= size
             self.evictions += 1
 
     def purge(self, scope: Hashable) -> int:
@@ -341,14 +356,22 @@ MMAP_KB = 128
 LARGE_MMAP_KB = 16 * 1024
 #: records from which a computation raises the threshold
 LARGE_ROWS = 1_000_000
-#: glibc's trim threshold once a large table has been computed on: free heap at its top is kept up to this many bytes
-TRIM_BYTES = 64 * 2**20
+#: glibc's trim threshold once a large table has been computed on: free heap at its top is kept up to this many
+#: bytes.  Choice: 16 MiB, not 64 (until stop 38).  Each thread arena's heap is at most 64 MiB, so at 64 MiB its
+#: free top was never handed back, by a free or by ``malloc_trim``: census 5M, UP, SPLU-Gen, bucketization and RP
+#: three presses each held 1,123 MB at rest at 64 MiB, 749 at 16 MiB and 708 at 4 MiB; the presses took 0.41-1.00
+#: s, 0.46-0.96 s and 0.47-1.17 s (one run each, load 0.9-1.25)
+TRIM_BYTES = 16 * 2**20
 _M_TRIM_THRESHOLD = -1
 #: the resting threshold in bytes once :func:`fix_mmap_threshold` has set one (None: glibc's own, dynamic)
 _RESTING: list[int | None] = [None]
 #: computations on large tables running now (:func:`large_arrays`), and the lock around raising and restoring
 _LARGE = [0]
 _LARGE_LOCK = threading.Lock()
+#: seconds without a computation on a large table after which glibc hands its free heap back (:func:`large_arrays`)
+IDLE_TRIM_SECONDS = 2.0
+#: the pending give-back (a daemon timer), replaced each time the last large computation ends
+_IDLE_TIMER: list = [None]
 
 
 def _mallopt(param: int, value: int) -> bool:
@@ -446,10 +469,19 @@ def large_arrays(rows: int):
     :data:`TRIM_BYTES` from then on: the next slider move on the large
     table reuses the heap pages this one freed instead of faulting in new
     ones (census 5M bucketization: 69 instead of 87 huge pages zeroed a
-    move, 0.09-0.12 s of kernel time instead of 0.15-0.22 s); at most that
-    much free heap stays mapped, and :func:`give_back_memory` hands it
-    back.  A no-op for smaller tables, off glibc, or before
-    :func:`fix_mmap_threshold` fixed a resting value.
+    move, 0.09-0.12 s of kernel time instead of 0.15-0.22 s).
+
+    That threshold only trims a heap's top: the pages of free blocks
+    below it stayed mapped, 280-510 MB of free heap (``mallinfo2``) in a
+    server driven through seven mechanisms on census 5M, which no later
+    move needed at once.  So when no computation on a large table has run
+    for :data:`IDLE_TRIM_SECONDS`, ``malloc_trim(0)`` hands the free blocks'
+    pages back (2-17 ms; 40-150 MB each time in that run; it does not
+    reach a thread arena's top, which :data:`TRIM_BYTES` does).  Choice: after a pause,
+    not after every computation, so slider presses in a row keep reusing
+    the same pages; a press after a pause faults them in again.  A no-op
+    for smaller tables, off glibc, or before :func:`fix_mmap_threshold`
+    fixed a resting value.
     """
     if rows < LARGE_ROWS or _TRIM is None or _RESTING[0] is None:
         yield
@@ -465,6 +497,26 @@ def large_arrays(rows: int):
             _LARGE[0] -= 1
             if _LARGE[0] == 0 and _RESTING[0] is not None:
                 _set_threshold(_RESTING[0], TRIM_BYTES)
+                _give_back_when_idle()
+
+
+def _give_back_when_idle() -> None:
+    """(Under ``_LARGE_LOCK``, as the last large computation ends.) :func:`trim_if_idle` in :data:`IDLE_TRIM_SECONDS`."""
+    if _IDLE_TIMER[0] is not None:
+        _IDLE_TIMER[0].cancel()
+    timer = threading.Timer(IDLE_TRIM_SECONDS, trim_if_idle)
+    timer.daemon = True
+    _IDLE_TIMER[0] = timer
+    timer.start()
+
+
+def trim_if_idle() -> bool:
+    """``malloc_trim(0)`` unless a computation on a large table is running; True if trimmed."""
+    with _LARGE_LOCK:
+        if _LARGE[0] or _TRIM is None:
+            return False
+    _TRIM(0)
+    return True
 
 
 def many_releases():

@@ -62,3 +62,10 @@ def test_the_searching_text_the_bench_waits_on_is_the_page_s():
 
     page = (Path(latency.ROOT) / "pages" / "1_Sanitize.py").read_text()
     assert f'pending="{latency.SEARCHING}…"' in page
+
+
+def test_the_memory_at_rest_waits_as_long_as_the_server_s_pause():
+    """The bench reads the census session's memory after the pause that makes the server hand free heap back."""
+    from core import lru
+
+    assert latency.IDLE_TRIM_SECONDS == lru.IDLE_TRIM_SECONDS

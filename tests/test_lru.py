@@ -169,6 +169,34 @@ def test_large_tables_raise_the_mmap_threshold_while_they_are_computed_on(thresh
     assert calls[-1] == 256 * 1024 and lru._LARGE == [0]  # put back after a failure too
 
 
+def test_free_heap_is_handed_back_when_large_computations_pause(monkeypatch, thresholds):
+    """malloc_trim(0) IDLE_TRIM_SECONDS after the last large computation ends; not for a small table, not mid-run."""
+    import threading
+
+    trimmed = threading.Event()
+    monkeypatch.setattr(lru, "_TRIM", lambda pad: trimmed.set())
+    monkeypatch.setattr(lru, "_IDLE_TIMER", [None])
+    monkeypatch.setattr(lru, "IDLE_TRIM_SECONDS", 60.0)
+    with lru.large_arrays(lru.LARGE_ROWS - 1):
+        pass
+    assert lru._IDLE_TIMER[0] is None  # a small table: nothing to give back
+    with lru.large_arrays(5_000_000):
+        assert lru._IDLE_TIMER[0] is None and not lru.trim_if_idle()  # not while it runs
+    first = lru._IDLE_TIMER[0]
+    assert first is not None and not first.finished.is_set()
+    with lru.large_arrays(5_000_000):  # the next move within the pause: the pending give-back waits for its end
+        pass
+    second = lru._IDLE_TIMER[0]
+    assert first.finished.is_set() and second is not first and not trimmed.is_set()
+    second.cancel()
+    monkeypatch.setattr(lru, "IDLE_TRIM_SECONDS", 0.01)
+    with lru.large_arrays(5_000_000):
+        pass
+    assert trimmed.wait(30)  # handed back once the pause is long enough
+    trimmed.clear()
+    assert lru.trim_if_idle() and trimmed.is_set()
+
+
 def test_the_pages_cache_computes_on_a_large_table_with_the_threshold_raised(monkeypatch, thresholds):
     from pages.ui import cached
 
@@ -183,9 +211,9 @@ def test_the_pages_cache_computes_on_a_large_table_with_the_threshold_raised(mon
     assert calls == [lru.LARGE_MMAP_KB * 1024, 128 * 1024]
 
 
-def test_the_pages_keep_two_releases_of_a_large_table(monkeypatch):
-    """On a table of LARGE_ROWS records or more, a slider moved through three settings keeps the last two
-    releases (issue 27's memory: census 5M kept nine, 640 MB); on a smaller table all three stay."""
+def test_the_pages_keep_one_release_of_a_large_table(monkeypatch):
+    """On a table of LARGE_ROWS records or more, a slider moved through three settings keeps the last release
+    only (issue 27's memory: census 5M kept nine, 640 MB); on a smaller table all three stay."""
     from pages.ui import cached
 
     data = load_dataset("adult")
@@ -199,8 +227,8 @@ def test_the_pages_keep_two_releases_of_a_large_table(monkeypatch):
     for p in (0.41, 0.42, 0.43):
         cached.release(data, data.key, "uniform", cached.items({"p": p}), 5)
     stats = cached.store().stats()
-    assert "releases" not in stats and stats["releases of large tables"]["entries"] == cached.LARGE_RELEASES == 2
-    assert [k in cached.store() for k in keys] == [False, True, True]
+    assert "releases" not in stats and stats["releases of large tables"]["entries"] == cached.LARGE_RELEASES == 1
+    assert [k in cached.store() for k in keys] == [False, False, True]
 
 
 def test_the_page_cache_counts_an_evaluation_without_its_shared_workload():
@@ -248,3 +276,33 @@ def test_at_most_so_many_entries_of_a_kind_are_kept_whatever_the_budget():
     assert "b" not in lru and {"a", "c", "t"} <= set(lru._data) and lru.evictions == 1
     lru.get_or_compute("d", lambda: "d", kind="big", most=1)
     assert [k for k, e in lru._data.items() if e.kind == "big"] == ["d"] and "t" in lru
+
+
+def test_at_most_so_many_bytes_of_a_kind_are_kept_whatever_the_budget():
+    """``most_bytes``: the kind's least recently used entries go until it fits; other kinds and the new one stay."""
+    lru = ByteLRU(10**9, size=len)
+    lru.get_or_compute("t", lambda: "x" * 500, kind="tables")
+    for k in ("a", "b", "c"):
+        lru.get_or_compute(k, lambda: "x" * 40, kind="draws", most_bytes=100)
+    assert [k for k, e in lru._data.items() if e.kind == "draws"] == ["b", "c"] and lru.evictions == 1
+    lru.get_or_compute("b", lambda: "again")  # a hit: now c is the least recently used
+    lru.get_or_compute("d", lambda: "x" * 60, kind="draws", most_bytes=100)
+    assert [k for k, e in lru._data.items() if e.kind == "draws"] == ["b", "d"] and "t" in lru and lru.total == 600
+    lru.get_or_compute("e", lambda: "x" * 150, kind="draws", most_bytes=100)  # larger than the cap: kept alone
+    assert [k for k, e in lru._data.items() if e.kind == "draws"] == ["e"] and lru.total == 650
+
+
+def test_the_pages_keep_a_bounded_share_of_per_record_draws(monkeypatch):
+    """The record memo the pages install keeps at most RECORD_DRAWS_MB of draws, the most recent ones."""
+    import numpy as np
+
+    from core.engine import memo as record_memo
+    from pages.ui import cached
+
+    monkeypatch.setattr(cached, "RECORD_DRAWS_MB", 1)
+    data = load_dataset("adult")
+    memo = record_memo.RECORD_MEMO(data)
+    for i in range(4):
+        memo(("test/draws", i), lambda: np.zeros(300_000, dtype=np.uint8))  # 0.29 MB each
+    kept = [k[1] for k, e in cached.store()._data.items() if e.kind == "per-record draws" and k[0] == "test/draws"]
+    assert kept == [1, 2, 3]

@@ -172,9 +172,17 @@ def _record_memo(data):
     scope = _scope([data])
 
     def memo(key, compute):
-        return lru.get_or_compute((*key, token, scope), compute, scope=scope, kind="per-record draws")
+        return lru.get_or_compute((*key, token, scope), compute, scope=scope, kind="per-record draws",
+                                  most_bytes=RECORD_DRAWS_MB * 2**20)
 
     return memo
+
+
+#: the per-record draws kept together, in MB (least recently used dropped first).  Choice: enough for any one
+#: mechanism's on census 5M (RP's, the largest, about 70 MB), so the slider in use stays fast, but not every
+#: mechanism's a steward has visited (seven: 195 MB); a mechanism opened again draws its own again (its first
+#: release, seconds, does anyway)
+RECORD_DRAWS_MB = 128
 
 
 def _install_order_memo() -> None:
@@ -625,9 +633,11 @@ def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: 
     return _api.verdict(_data, Setting(mechanism, dict(params), int(seed)), release=rel)
 
 
-#: releases of a table of 1M records or more kept at a time: the one shown and the one before it (a slider
-#: moved back answers at once), not every setting tried (census 5M: about 70 MB a release; issue 27's 700 MB)
-LARGE_RELEASES = 2
+#: releases of a table of 1M records or more kept at a time: the one shown, not every setting tried (census 5M:
+#: 40-160 MB a release; issue 27's 700 MB).  Choice: one, not also the one before it (kept until this stop, so
+#: that a slider moved back answered at once): a Sanitize rerun asks for one release (checked on census 1M for
+#: four mechanisms), and a move back now costs what any move costs (0.2-0.4 s of server time there)
+LARGE_RELEASES = 1
 
 
 @memo("releases", remeasure=True, large_keep=LARGE_RELEASES)
