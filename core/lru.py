@@ -360,7 +360,9 @@ LARGE_ROWS = 1_000_000
 #: bytes.  Choice: 16 MiB, not 64 (until stop 38).  Each thread arena's heap is at most 64 MiB, so at 64 MiB its
 #: free top was never handed back, by a free or by ``malloc_trim``: census 5M, UP, SPLU-Gen, bucketization and RP
 #: three presses each held 1,123 MB at rest at 64 MiB, 749 at 16 MiB and 708 at 4 MiB; the presses took 0.41-1.00
-#: s, 0.46-0.96 s and 0.47-1.17 s (one run each, load 0.9-1.25)
+#: s, 0.46-0.96 s and 0.47-1.17 s (one run each, load 0.9-1.25).  The price, in AppTest (no browser), a
+#: bucketization move: 0.13 s of kernel time at 64 MiB, 0.14-0.20 s at 16, 24 or 32 MiB (85,000-103,000 page
+#: faults instead of 52,000-85,000), the move 0.58-0.78 s against 0.64-0.78 s (two rounds, alternated)
 TRIM_BYTES = 16 * 2**20
 _M_TRIM_THRESHOLD = -1
 #: the resting threshold in bytes once :func:`fix_mmap_threshold` has set one (None: glibc's own, dynamic)
