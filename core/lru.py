@@ -357,7 +357,7 @@ LARGE_MMAP_KB = 16 * 1024
 #: records from which a computation raises the threshold
 LARGE_ROWS = 1_000_000
 #: glibc's trim threshold once a large table has been computed on: free heap at its top is kept up to this many
-#: bytes.  Choice: 16 MiB, not 64 (until stop 38).  Each thread arena's heap is at most 64 MiB, so at 64 MiB its
+#: bytes.  Choice: 16 MiB, not 64 (the value before).  Each thread arena's heap is at most 64 MiB, so at 64 MiB its
 #: free top was never handed back, by a free or by ``malloc_trim``: census 5M, UP, SPLU-Gen, bucketization and RP
 #: three presses each held 1,123 MB at rest at 64 MiB, 749 at 16 MiB and 708 at 4 MiB; the presses took 0.41-1.00
 #: s, 0.46-0.96 s and 0.47-1.17 s (one run each, load 0.9-1.25).  The price, in AppTest (no browser), a
@@ -479,11 +479,11 @@ def large_arrays(rows: int):
     move needed at once.  So when no computation on a large table has run
     for :data:`IDLE_TRIM_SECONDS`, ``malloc_trim(0)`` hands the free blocks'
     pages back (2-17 ms; 40-150 MB each time in that run; it does not
-    reach a thread arena's top, which :data:`TRIM_BYTES` does).  Choice: after a pause,
-    not after every computation, so slider presses in a row keep reusing
-    the same pages; a press after a pause faults them in again.  A no-op
-    for smaller tables, off glibc, or before :func:`fix_mmap_threshold`
-    fixed a resting value.
+    reach a thread arena's top, which :data:`TRIM_BYTES` does).  Choice:
+    after a pause, not after every computation, so slider presses in a row
+    keep reusing the same pages; a press after a pause faults them in
+    again.  A no-op for smaller tables, off glibc, or before
+    :func:`fix_mmap_threshold` fixed a resting value.
     """
     if rows < LARGE_ROWS or _TRIM is None or _RESTING[0] is None:
         yield

@@ -209,7 +209,8 @@ def group_labels(data: Dataset, groups: MicroGroups, ids) -> list[str]:
         rows = groups.first_row[ids]
         codes = [col[rows] for col in data.qi_codes]
     else:
-        codes = (getattr(data, "combos", None) or Combos.of(data)).qi_codes_of(ids)
+        summary = getattr(data, "combos", None)  # the Dask engine's summary, else the table's own
+        codes = (Combos.of(data) if summary is None else summary).qi_codes_of(ids)
     return [", ".join(f"{c} = {data.qi_labels[j][codes[j][i]]}" for j, c in enumerate(data.qi))
             for i in range(len(ids))]
 

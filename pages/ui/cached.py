@@ -634,9 +634,9 @@ def verdict(_data: Dataset, data_key: str, mechanism: str, params: tuple, seed: 
 
 
 #: releases of a table of 1M records or more kept at a time: the one shown, not every setting tried (census 5M:
-#: 40-160 MB a release; issue 27's 700 MB).  Choice: one, not also the one before it (kept until this stop, so
-#: that a slider moved back answered at once): a Sanitize rerun asks for one release (checked on census 1M for
-#: four mechanisms), and a move back now costs what any move costs (0.2-0.4 s of server time there)
+#: 40-160 MB a release; issue 27's 700 MB).  Choice: one, not also the one before it (kept before, so that a
+#: slider moved back answered at once): a Sanitize rerun asks for one release (checked on census 1M for four
+#: mechanisms), and a move back now costs what any move costs (0.2-0.4 s of server time there)
 LARGE_RELEASES = 1
 
 
