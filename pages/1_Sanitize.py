@@ -12,7 +12,7 @@ from core.palette import PALETTE, TRUTH, colour_name
 from core.session import Setting
 from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
-from pages.ui import cached, state, views
+from pages.ui import cached, lazy, state, views
 from pages.ui import data as uidata
 from pages.ui import risk as uirisk
 from pages.ui.fmt import is_number, md, number
@@ -315,15 +315,18 @@ if ss.get(state.SOURCE) == "upload":
 if decision is not None:
     st.caption(f"This is the setting chosen in the decision record ('{md(decision['chosen'])}'): the manifest "
                "carries the record.")
-with st.expander("Manifest as JSON"):
-    shown_risk = uirisk.ready(verdict_args)
-    if shown_risk is None:
-        st.caption("The risk block is being measured; the downloaded manifest carries it.")
-    st.json(release.manifest(decision, None if shown_risk is None else api.beside_verdict(shown_risk, verdict)),
-            expanded=1)
+# drawn only while open (pages.ui.lazy): the mechanism's own view costs a slider move more than the rest of the page
+with lazy.expander("Manifest as JSON", key="w_open_manifest") as open_:
+    if open_:
+        shown_risk = uirisk.ready(verdict_args)
+        if shown_risk is None:
+            st.caption("The risk block is being measured; the downloaded manifest carries it.")
+        st.json(release.manifest(decision, None if shown_risk is None else api.beside_verdict(shown_risk, verdict)),
+                expanded=1)
 
 render = views.find(name)
 if render is not None:
-    st.header(f"More about this {mech.title} release")
-    render(release, data)
+    with lazy.expander(f"More about this {mech.title} release: {views.topic(name)}", key="w_open_view") as open_:
+        if open_:
+            render(release, data)
 cached.release_background()

@@ -155,11 +155,21 @@ def _fresh_streamlit_caches(request):
     st.cache_resource.clear()
 
 
-def app(page: str | None = None, query: dict | None = None):
-    """A fresh AppTest of the whole app, run once on ``page`` (``"pages/1_Sanitize.py"``) or Home."""
+#: the key of the Sanitize page's expander that holds the mechanism's own view (drawn only while open)
+OPEN_VIEW = ("w_open_view",)
+
+
+def app(page: str | None = None, query: dict | None = None, opened: tuple[str, ...] = ()):
+    """A fresh AppTest of the whole app, run once on ``page`` (``"pages/1_Sanitize.py"``) or Home.
+
+    ``opened``: keys of expanders drawn only while open (:mod:`pages.ui.lazy`) that start open, as when the
+    steward has opened them.
+    """
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    for key in opened:
+        at.session_state[key] = True
     if query:
         at.query_params.update(query)
     if page is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import app, charts, frame_with, metrics, no_exception, plain
+from conftest import OPEN_VIEW, app, charts, frame_with, metrics, no_exception, plain
 
 SANITIZE = "pages/1_Sanitize.py"
 ATTACKS = "pages/4_Attacks.py"
@@ -19,7 +19,7 @@ def _setting(at):
 
 
 def test_done_when_adult_multi_size_beats_what_l_diversity_can_do():
-    at = app(SANITIZE, query=ADULT)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=ADULT)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     m = metrics(at)
@@ -40,7 +40,7 @@ def test_done_when_adult_multi_size_beats_what_l_diversity_can_do():
 
 @pytest.mark.slow
 def test_theta_and_sizes_move_the_release():
-    at = app(SANITIZE, query=ADULT)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=ADULT)
     no_exception(at)
     at.select_slider(key="w_m_bucketization_theta").set_value(32.0).run()
     no_exception(at)
@@ -60,11 +60,11 @@ def test_theta_and_sizes_move_the_release():
 
 @pytest.mark.slow
 def test_override_below_the_share_names_the_value_and_sigma_adds_fakes():
-    at = app(SANITIZE, query={**ADULT, "overrides": "Sales=0.05"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={**ADULT, "overrides": "Sales=0.05"})
     no_exception(at)
     text = " ".join(plain(w.value) for w in [*at.warning, *at.error])
     assert "'Sales'" in text and "Lemma 1" in text and "at least 0.12" in text
-    at = app(SANITIZE, query={"data": "census:20000", "mech": "bucketization", "seed": "1", "sigma": "2"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "census:20000", "mech": "bucketization", "seed": "1", "sigma": "2"})
     no_exception(at)
     assert not at.error and not at.warning
     body = " ".join(plain(x.value) for x in at.markdown)
@@ -145,7 +145,7 @@ def test_bounds_page_draws_the_theorem():
 def test_values_with_fprime_1_and_the_records_they_reveal_are_named_with_a_fix():
     # Adult, theta = 8: f' = min(1, 8f + 0.02) = 1 for the four most frequent occupations, and the multi-size
     # setting publishes 22,922 records (50.7%) in buckets of one record (posterior 1)
-    at = app(SANITIZE, query=ADULT)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=ADULT)
     no_exception(at)
     # the verdict: one warning (vacuous for the values with f' = 1), with the one-click fix
     warnings = [plain(w.value) for w in at.warning]

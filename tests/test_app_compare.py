@@ -95,6 +95,9 @@ def test_undo_goes_one_step_back_and_restore_brings_any_back():
     assert at.slider(key="w_m_splu_gamma").value == 5
     assert at.button(key="w_undo").disabled  # nothing before the first setting
     _gamma(at, 12)
+    assert not any(s.key == "w_history_pick" for s in at.selectbox)  # the history is drawn only while open
+    at.session_state["w_open_history"] = True  # what opening it sets
+    at.run()
     at.selectbox(key="w_history_pick").set_value(0).run()
     at.button(key="w_restore").click().run()
     no_exception(at)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import app, charts, frame_with, metrics, no_exception, plotly_array
+from conftest import OPEN_VIEW, app, charts, frame_with, metrics, no_exception, plotly_array
 
 SANITIZE = "pages/1_Sanitize.py"
 QUERY = "pages/3_Query_error.py"
@@ -11,7 +11,7 @@ TOY = {"data": "toy-ambiguity", "mech": "mondrian", "beta": "1/3", "k": "4", "se
 
 
 def test_view_shows_fig1b_groups_and_size_histogram():
-    at = app(SANITIZE, query=TOY)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=TOY)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     groups = frame_with(at, "records")
@@ -32,7 +32,7 @@ def test_view_shows_fig1b_groups_and_size_histogram():
 
 @pytest.mark.slow
 def test_moving_k_coarsens_the_groups():
-    at = app(SANITIZE, query={"data": "adult", "mech": "mondrian", "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "adult", "mech": "mondrian", "seed": "1"})
     no_exception(at)
     before = int(metrics(at)["groups"].replace(",", ""))
     at.number_input(key="w_m_mondrian_k").set_value(200).run()
@@ -68,7 +68,7 @@ def test_query_error_seed004_experiments():
 
 @pytest.mark.slow
 def test_group_browser_shows_a_groups_sensitive_values():
-    at = app(SANITIZE, query=TOY)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=TOY)
     no_exception(at)
     seen = []
     for gid in (0, 1):

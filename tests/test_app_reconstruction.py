@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import app, charts, frame_with, metrics, no_exception, plain
+from conftest import OPEN_VIEW, app, charts, frame_with, metrics, no_exception, plain
 
 ATTACKS = "pages/4_Attacks.py"
 SANITIZE = "pages/1_Sanitize.py"
@@ -147,7 +147,7 @@ def test_output_perturbation_view():
 
 
 def test_sanitize_view_lists_resampled_groups():
-    at = app(SANITIZE, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     m = metrics(at)
@@ -161,7 +161,7 @@ def test_sanitize_view_lists_resampled_groups():
 
 
 def test_sanitize_view_without_open_groups():
-    at = app(SANITIZE, query={"mech": "reconstruction"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"mech": "reconstruction"})
     no_exception(at)
     assert metrics(at)["open under plain UP"] == "0 groups"
     # said once, by the verdict (a warning: the guarantee is vacuous), not again as an info box
@@ -171,7 +171,7 @@ def test_sanitize_view_without_open_groups():
 
 @pytest.mark.parametrize("query", [{"mech": "reconstruction", "lambda": "0.9", "delta": "0.9"}])
 def test_sanitize_not_eligible_offers_the_largest_p(query):
-    at = app(SANITIZE, query=query)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=query)
     no_exception(at)
     assert any("lower p to at most" in w.value for w in at.warning)
     at.button(key="w_apply_suggestion").click().run()
@@ -209,13 +209,13 @@ def test_sanitize_scatter_says_when_it_draws_fewer_points(monkeypatch):
     """Adult's micro groups make fewer than 1,000 distinct (share, size) points of each colour: nothing is
     thinned and the caption says nothing of it; at 100 points a colour it says so (the legend names the counts,
     tests/test_reconstruction_experiments.py)."""
-    at = app(SANITIZE, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
     no_exception(at)
     assert "at most 1,000 points" not in " ".join(c.value for c in at.caption)
     from pages.ui.views import reconstruction as view
 
     monkeypatch.setattr(view, "SCATTER_POINTS", 100)
-    at = app(SANITIZE, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"})
     no_exception(at)
     captions = " ".join(c.value for c in at.caption)
     assert "Each colour draws at most 100 points" in captions
@@ -226,12 +226,12 @@ def test_sanitize_view_lists_the_furthest_resampled_groups_and_offers_all(monkey
     """Above SHOWN resampled groups the page lists the ones furthest over their threshold, says so, and offers the
     whole list as a CSV (census 5M: 2,354 groups made a 1.27 MB message on every slider move)."""
     query = {"mech": "reconstruction", "lambda": "0.5", "delta": "0.5"}
-    whole = frame_with(app(SANITIZE, query=query), "records randomised")
+    whole = frame_with(app(SANITIZE, opened=OPEN_VIEW, query=query), "records randomised")
     assert len(whole) == 123
     from pages.ui.views import reconstruction as view
 
     monkeypatch.setattr(view, "SHOWN", 50)
-    at = app(SANITIZE, query=query)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=query)
     no_exception(at)
     listed = frame_with(at, "records randomised")
     assert len(listed) == 50

@@ -148,6 +148,12 @@ def test_mechanism_view_hook_is_called(monkeypatch, tmp_path):
     assert views.find("dbr") is not None and views.find("no-such-view") is None
     at = app(PAGE, query={"mech": "dbr"})
     no_exception(at)
+    view = "More about this Distribution-based randomization (DBR) release: how it was built"
+    assert [e.label for e in at.expander if e.label.startswith("More about")] == [view]
+    assert not any("custom view" in m.value for m in at.markdown)  # closed: not drawn (pages.ui.lazy)
+    at.session_state["w_open_view"] = True  # what opening the expander sets
+    at.run()
+    no_exception(at)
     assert any("custom view: 45222 rows from 45222 records" in m.value for m in at.markdown)
     monkeypatch.delitem(sys.modules, "pages.ui.views.dbr", raising=False)
 

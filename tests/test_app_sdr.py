@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import app, charts, frame_with, metrics, no_exception, plain
+from conftest import OPEN_VIEW, app, charts, frame_with, metrics, no_exception, plain
 
 SANITIZE = "pages/1_Sanitize.py"
 QUERY = "pages/3_Query_error.py"
@@ -16,7 +16,7 @@ def _subtables(at):
 
 
 def test_view_shows_example1_subtables_and_retention_chart():
-    at = app(SANITIZE, query=TOY)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=TOY)
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     table = _subtables(at)
@@ -44,7 +44,7 @@ def test_view_shows_example1_subtables_and_retention_chart():
 
 @pytest.mark.slow  # three page runs: about 1 s of CPU (the conftest check)
 def test_moving_rho2_changes_the_partition():
-    at = app(SANITIZE, query=TOY)
+    at = app(SANITIZE, opened=OPEN_VIEW, query=TOY)
     no_exception(at)
     before = _subtables(at).copy()
     at.select_slider(key="w_m_sdr_rho2").set_value(0.5).run()
@@ -60,7 +60,7 @@ def test_moving_rho2_changes_the_partition():
 
 def test_nothing_protected_is_refused_with_a_suggestion_that_works():
     # every value of toy-sdr has at least 1/42 of the records: rho1 = 0.02 protects none
-    at = app(SANITIZE, query={**TOY, "rho1": "0.02"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={**TOY, "rho1": "0.02"})
     no_exception(at)
     assert at.warning and "protects no value" in plain(at.warning[0].value)
     button = next(b for b in at.button if b.key == "w_apply_suggestion")
@@ -74,14 +74,14 @@ def test_nothing_protected_is_refused_with_a_suggestion_that_works():
 
 
 def test_rho1_above_rho2_is_one_clear_error():
-    at = app(SANITIZE, query={**TOY, "rho1": "0.7", "rho2": "0.6"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={**TOY, "rho1": "0.7", "rho2": "0.6"})
     no_exception(at)
     assert len(at.error) == 1 and "rho1 < rho2" in plain(at.error[0].value)
 
 
 @pytest.mark.slow  # near the 1 s CPU mark of tests/conftest.py (the risk and people intervals it now measures)
 def test_hospital_view_shows_many_subtables_above_up():
-    at = app(SANITIZE, query={"data": "hospital:20000", "mech": "sdr", "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "hospital:20000", "mech": "sdr", "seed": "1"})
     no_exception(at)
     table = _subtables(at)
     assert len(table) > 5
@@ -143,6 +143,7 @@ def _toy_from_home():
     at.selectbox(key="w_sample").set_value("toy-sdr").run()
     no_exception(at)
     at.switch_page(SANITIZE).run()
+    at.session_state["w_open_view"] = True  # the view of the sub-tables is drawn only while open
     at.selectbox(key="w_mech").set_value("sdr").run()
     no_exception(at)
     return at
@@ -193,7 +194,7 @@ def test_another_table_takes_the_suggestion_back_but_keeps_what_the_user_moved()
 
 
 def test_a_links_own_parameters_win_over_the_tables_suggestion():
-    at = app(SANITIZE, query={"data": "toy-sdr", "mech": "sdr", "rho1": "0.2", "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "toy-sdr", "mech": "sdr", "rho1": "0.2", "seed": "1"})
     no_exception(at)
     assert at.query_params["rho1"] == "0.2" and at.query_params["rho2"] == "2/3"
     assert [b for b in at.button if b.key == "w_use_paper"]

@@ -26,6 +26,10 @@ def _run(at):
 
 
 def _manifest(at) -> dict:
+    """The manifest the page shows; its expander is opened first when it is closed (it is drawn only while open)."""
+    if not ("w_open_manifest" in at.session_state and at.session_state["w_open_manifest"]):
+        at.session_state["w_open_manifest"] = True  # what opening it sets (it closes when the page is left)
+        _run(at)
     for el in at.json:
         doc = json.loads(el.proto.body)
         if isinstance(doc, dict) and "mechanism" in doc and "seed" in doc:

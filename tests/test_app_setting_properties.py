@@ -120,6 +120,8 @@ def test_widgets_manifest_link_and_pins_agree_after_every_action(actions):
         elif kind == "restore":
             history = at.session_state["wb_history"]
             if history:
+                at.session_state["w_open_history"] = True  # opening the history (drawn only while open)
+                at.run()
                 at.selectbox(key="w_history_pick").set_value(arg % len(history)).run()
                 _click(at, "w_restore")
         elif kind == "reopen" and at.session_state["wb_sa"]:

@@ -69,6 +69,13 @@ def test_every_chart_on_a_page_has_its_summary_and_table():
     assert drawn
     boxes = [e for e in at.expander if e.label.startswith("Show as table: ")]
     assert len(boxes) == len(drawn)
+    assert not any(box.table or box.dataframe for box in boxes)  # closed: the table is not built (pages.ui.lazy)
+    for key in drawn:
+        at.session_state[f"{key}__open"] = True  # what opening each box sets
+    at.run()
+    no_exception(at)
+    boxes = [e for e in at.expander if e.label.startswith("Show as table: ")]
+    assert len(boxes) == len(drawn)
     for (key, spec), box in zip(drawn.items(), boxes):  # each chart's box follows it, in page order
         table = (box.table or box.dataframe)[0].value.reset_index()
         ys = [float(y) for t in spec["data"] if t.get("y") is not None for y in plotly_array(t["y"]) if np.isfinite(y)]

@@ -19,6 +19,7 @@ import streamlit as st
 
 from core.figures import figure_summary, figure_table, tidy
 
+from . import lazy
 from .fmt import md
 
 
@@ -58,8 +59,10 @@ def chart(fig, summary: str | None = None, table=None, *, key: str, **kwargs):
     fig = tidy(layout_copy(fig))
     event = st.plotly_chart(fig, key=key, **kwargs)
     text = summary or figure_summary(fig)
-    frame = figure_table(fig) if table is None else table
-    with st.expander(f"Show as table: {md(text)}"):
+    with lazy.expander(f"Show as table: {md(text)}", key=f"{key}__open") as open_:
+        if not open_:  # the table is built and sent only while it is open (pages.ui.lazy)
+            return event
+        frame = figure_table(fig) if table is None else table
         if len(frame) <= STATIC_ROWS:  # a real <table>, read cell by cell by a screen reader
             st.table(frame, hide_index=True, alt=text)  # no index column: its header cell would be empty
         else:  # too long for a static table: the scrolling grid (rows fetched as shown)

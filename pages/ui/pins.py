@@ -8,7 +8,7 @@ import streamlit as st
 from core.mechanisms import MECHANISMS
 from core.session import MAX_PINS, SessionError
 
-from . import state
+from . import lazy, state
 from .fmt import md
 from .params import summary
 
@@ -86,8 +86,10 @@ def pin_bar() -> None:
         names = ", ".join(f"'{md(p.name)}'" for p in state.pins())
         st.caption(f"Pinned ({len(state.pins())} of {MAX_PINS}): {names}.")
         st.page_link(COMPARE, label="Compare the pins side by side", icon=":material/compare:")
-    with st.expander(f"History: {len(history)} setting{'s' if len(history) != 1 else ''} tried in this session "
-                     f"(the last {50} are kept)"):
+    with lazy.expander(f"History: {len(history)} setting{'s' if len(history) != 1 else ''} tried in this session "
+                       f"(the last {50} are kept)", key="w_open_history") as open_:
+        if not open_:
+            return
         if not history:
             st.caption("Nothing tried yet.")
             return

@@ -16,7 +16,9 @@ groups) adds one module here, named after the mechanism
         ...
 
 The page calls ``render(release, data)`` below the generic view when the
-module exists; nothing else needs editing.  Keep views cheap (the page
+module exists, inside an expander drawn only while it is open; a module's
+``TOPIC`` (optional) says in that expander's label what the view shows.
+Nothing else needs editing.  Keep views cheap (the page
 reruns on every slider move) and free of side effects; use figures from
 :mod:`core.figures` so the HTML report can reuse them.
 """
@@ -28,14 +30,22 @@ import importlib.util
 from typing import Callable
 
 
-def find(mechanism: str) -> Callable | None:
-    """The ``render`` function of ``pages/ui/views/<mechanism>.py``, or None."""
+def _module(mechanism: str):
     stem = mechanism.replace("-", "_")
     if not stem.isidentifier():
         return None
     module_name = f"{__name__}.{stem}"
     if importlib.util.find_spec(module_name) is None:
         return None
-    module = importlib.import_module(module_name)
-    render = getattr(module, "render", None)
+    return importlib.import_module(module_name)
+
+
+def find(mechanism: str) -> Callable | None:
+    """The ``render`` function of ``pages/ui/views/<mechanism>.py``, or None."""
+    render = getattr(_module(mechanism), "render", None)
     return render if callable(render) else None
+
+
+def topic(mechanism: str) -> str:
+    """What the view of ``mechanism`` shows (its module's ``TOPIC``), for the label of the expander that holds it."""
+    return str(getattr(_module(mechanism), "TOPIC", "how it was built"))

@@ -14,6 +14,9 @@ from core.table import Dataset
 from ..fmt import md
 from pages.ui.charts import chart
 
+#: what the view shows, in the label of the Sanitize page's expander that holds it
+TOPIC = "privacy over its groups, unplaced records, a group browser"
+
 
 def render(release: Release, data: Dataset) -> None:
     kind = release.mechanism

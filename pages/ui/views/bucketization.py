@@ -26,6 +26,9 @@ from core.table import Dataset
 from ..fmt import md
 from pages.ui.charts import chart
 
+#: what the view shows, in the label of the Sanitize page's expander that holds it
+TOPIC = "its bucket sizes, and each value's threshold against the share reached"
+
 THETAS = (2, 4, 8, 16, 32)
 #: f′ at or above this is a threshold of 1 (the mechanism's own tolerance, core.mechanisms.bucketization_algorithm.EPS)
 ONE = 1 - 1e-9

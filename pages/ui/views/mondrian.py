@@ -13,6 +13,9 @@ from core.table import Dataset
 from ..fmt import md
 from pages.ui.charts import chart
 
+#: what the view shows, in the label of the Sanitize page's expander that holds it
+TOPIC = "its generalized groups, their ranges and sizes"
+
 #: rows of the group table shown in the page (the download has them all)
 SHOWN = 5000
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ._groups import render
+from ._groups import TOPIC, render
 
 __all__ = ["render"]

@@ -19,6 +19,9 @@ from core.release import Release, csv_bytes
 from core.table import Dataset
 from pages.ui.charts import chart
 
+#: what the view shows, in the label of the Sanitize page's expander that holds it
+TOPIC = "which micro groups were resampled, violations before and after"
+
 #: distinct points drawn of each colour in the micro-group scatter (:func:`core.experiments.seed001.group_scatter`):
 #: chromium lays out an SVG scatter point by point; on census 5M its plotly code took 347 ms of the page's main
 #: thread a slider move at 1,000 a colour and 235 ms at 400 (CDP's profiler; the move 0.96-1.15 s, then 0.88-0.94 s)

@@ -16,6 +16,9 @@ from ..data import percent
 from ..fmt import md
 from pages.ui.charts import chart
 
+#: what the view shows, in the label of the Sanitize page's expander that holds it
+TOPIC = "its sub-tables and their retention"
+
 
 def _values_text(values: list[str], limit: int = 8) -> str:
     shown = ", ".join(values[:limit])
