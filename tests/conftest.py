@@ -168,14 +168,24 @@ def app(page: str | None = None, query: dict | None = None, opened: tuple[str, .
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    for key in opened:
-        at.session_state[key] = True
+    if opened:
+        at.session_state["wb_opened"] = set(opened)  # pages.ui.lazy.OPENED, as the steward's clicks leave it
     if query:
         at.query_params.update(query)
     if page is not None:
         # the session's first run happens on ``page``, as when a shared link is opened
         at.switch_page(page)
     return at.run()
+
+
+def opened_boxes(at) -> set[str]:
+    """The keys of the lazily drawn expanders (:mod:`pages.ui.lazy`) open in ``at``'s session."""
+    return set(at.session_state["wb_opened"]) if "wb_opened" in at.session_state else set()
+
+
+def open_box(at, key: str) -> None:
+    """Open the lazily drawn expander ``key`` from the next run on, as the steward's click does."""
+    at.session_state["wb_opened"] = opened_boxes(at) | {key}
 
 
 def no_exception(at) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import app, no_exception, plain
+from conftest import app, no_exception, plain, open_box
 
 SANITIZE = "pages/1_Sanitize.py"
 COMPARE = "pages/7_Compare.py"
@@ -96,7 +96,7 @@ def test_undo_goes_one_step_back_and_restore_brings_any_back():
     assert at.button(key="w_undo").disabled  # nothing before the first setting
     _gamma(at, 12)
     assert not any(s.key == "w_history_pick" for s in at.selectbox)  # the history is drawn only while open
-    at.session_state["w_open_history"] = True  # what opening it sets
+    open_box(at, "w_open_history")  # what opening it sets
     at.run()
     at.selectbox(key="w_history_pick").set_value(0).run()
     at.button(key="w_restore").click().run()

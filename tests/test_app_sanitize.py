@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import app, chart_data, charts, frame_with, metrics, no_exception, plain
+from conftest import app, chart_data, charts, frame_with, metrics, no_exception, plain, open_box
 from core.mechanisms import MECHANISMS
 
 PAGE = "pages/1_Sanitize.py"
@@ -151,7 +151,7 @@ def test_mechanism_view_hook_is_called(monkeypatch, tmp_path):
     view = "More about this Distribution-based randomization (DBR) release: how it was built"
     assert [e.label for e in at.expander if e.label.startswith("More about")] == [view]
     assert not any("custom view" in m.value for m in at.markdown)  # closed: not drawn (pages.ui.lazy)
-    at.session_state["w_open_view"] = True  # what opening the expander sets
+    open_box(at, "w_open_view")  # what opening the expander sets
     at.run()
     no_exception(at)
     assert any("custom view: 45222 rows from 45222 records" in m.value for m in at.markdown)

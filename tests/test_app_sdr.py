@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import OPEN_VIEW, app, charts, frame_with, metrics, no_exception, plain
+from conftest import OPEN_VIEW, app, charts, frame_with, metrics, no_exception, plain, open_box
 
 SANITIZE = "pages/1_Sanitize.py"
 QUERY = "pages/3_Query_error.py"
@@ -143,7 +143,7 @@ def _toy_from_home():
     at.selectbox(key="w_sample").set_value("toy-sdr").run()
     no_exception(at)
     at.switch_page(SANITIZE).run()
-    at.session_state["w_open_view"] = True  # the view of the sub-tables is drawn only while open
+    open_box(at, "w_open_view")  # the view of the sub-tables is drawn only while open
     at.selectbox(key="w_mech").set_value("sdr").run()
     no_exception(at)
     return at

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from conftest import app, no_exception
+from conftest import app, no_exception, open_box, opened_boxes
 
 SANITIZE = "pages/1_Sanitize.py"
 COMPARE = "pages/7_Compare.py"
@@ -27,8 +27,8 @@ def _run(at):
 
 def _manifest(at) -> dict:
     """The manifest the page shows; its expander is opened first when it is closed (it is drawn only while open)."""
-    if not ("w_open_manifest" in at.session_state and at.session_state["w_open_manifest"]):
-        at.session_state["w_open_manifest"] = True  # what opening it sets (it closes when the page is left)
+    if "w_open_manifest" not in opened_boxes(at):
+        open_box(at, "w_open_manifest")
         _run(at)
     for el in at.json:
         doc = json.loads(el.proto.body)

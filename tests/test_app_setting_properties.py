@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conftest import app, no_exception
+from conftest import app, no_exception, open_box
 from test_app_setting import HOME, SANITIZE, _agree
 
 pytestmark = pytest.mark.slow
@@ -120,7 +120,7 @@ def test_widgets_manifest_link_and_pins_agree_after_every_action(actions):
         elif kind == "restore":
             history = at.session_state["wb_history"]
             if history:
-                at.session_state["w_open_history"] = True  # opening the history (drawn only while open)
+                open_box(at, "w_open_history")  # opening the history (drawn only while open)
                 at.run()
                 at.selectbox(key="w_history_pick").set_value(arg % len(history)).run()
                 _click(at, "w_restore")

@@ -56,3 +56,35 @@ def test_arrow_right_moves_one_fine_step_from_the_papers_value(server, browser, 
         assert _wait(lambda: sidebar_has(page, link.replace("=", " = ")), 30) or link in page.url
     finally:
         page.close()
+
+
+def test_opened_boxes_stay_open_through_a_slider_move(server, browser):  # noqa: F811
+    """The history and the mechanism's view, drawn only while open (pages.ui.lazy), stay open after a move.
+
+    The history's label changes with each setting tried ("History: 1 setting" -> "2 settings"), and
+    Streamlit names an expander by its label: kept by the widget alone, the box closed at every move.
+    """
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    state = '() => document.querySelector(\'[data-testid="stApp"]\').getAttribute("data-test-script-state")'
+    try:
+        page.goto(f"{server}/Sanitize?data=adult&sa=occupation&seed=1&mech=bucketization", timeout=60_000)
+        thumb = page.locator('[data-testid="stMain"] input[type="range"][aria-label="θ (theta)"]')
+        thumb.wait_for(state="attached", timeout=60_000)
+        history = page.locator('[data-testid="stExpander"]', has_text="History: ")
+        view = page.locator('[data-testid="stExpander"]', has_text="More about this")
+        view.wait_for(timeout=60_000)
+        assert view.get_by_text("buckets in").count() == 0  # closed: not drawn
+        for box in (history, view):
+            assert _wait(lambda: page.evaluate(state) == "notRunning", 120)
+            box.locator("summary").click()
+        assert _wait(lambda: history.locator('[data-testid="stDataFrame"]').count() == 1, 60)
+        assert _wait(lambda: view.get_by_text("buckets in").count() > 0, 60)
+        assert _wait(lambda: page.evaluate(state) == "notRunning", 120)
+        thumb.focus()
+        page.keyboard.press("ArrowRight")
+        assert _wait(lambda: "History: 2 settings" in history.locator("summary").inner_text(), 60)
+        assert _wait(lambda: page.evaluate(state) == "notRunning", 120)
+        assert history.locator('[data-testid="stDataFrame"]').count() == 1
+        assert view.get_by_text("buckets in").count() > 0
+    finally:
+        page.close()

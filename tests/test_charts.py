@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from conftest import plotly_array
+from conftest import plotly_array, open_box
 
 from core import figures
 
@@ -71,7 +71,7 @@ def test_every_chart_on_a_page_has_its_summary_and_table():
     assert len(boxes) == len(drawn)
     assert not any(box.table or box.dataframe for box in boxes)  # closed: the table is not built (pages.ui.lazy)
     for key in drawn:
-        at.session_state[f"{key}__open"] = True  # what opening each box sets
+        open_box(at, f"{key}__open")
     at.run()
     no_exception(at)
     boxes = [e for e in at.expander if e.label.startswith("Show as table: ")]
