@@ -12,7 +12,8 @@ ATTACKS = "pages/4_Attacks.py"
 
 @pytest.mark.slow
 def test_ambiguity_view_on_adult_explains_unplaced_records():
-    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "adult", "mech": "ambiguity", "alpha": "0.1", "beta": "0.1", "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW,
+             query={"data": "adult", "mech": "ambiguity", "alpha": "0.1", "beta": "0.1", "seed": "1"})
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     m = metrics(at)
@@ -33,7 +34,8 @@ def test_ambiguity_view_on_adult_explains_unplaced_records():
 
 @pytest.mark.slow
 def test_priview_view_places_all_at_one_seventh_and_shows_theorem6_beside_exact():
-    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "adult", "mech": "priview", "alpha": "1/7", "beta": "1/7", "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW,
+             query={"data": "adult", "mech": "priview", "alpha": "1/7", "beta": "1/7", "seed": "1"})
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert any("Every record is placed" in plain(s.value) for s in at.success)
@@ -45,8 +47,8 @@ def test_priview_view_places_all_at_one_seventh_and_shows_theorem6_beside_exact(
 
 
 def test_toy_views_render():
-    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "toy-ambiguity", "mech": "ambiguity", "alpha": "0.5", "beta": "0.25",
-                              "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW,
+             query={"data": "toy-ambiguity", "mech": "ambiguity", "alpha": "0.5", "beta": "0.25", "seed": "1"})
     no_exception(at)
     assert not at.error, [e.value for e in at.error]
     assert "ambiguity_view_hist" in charts(at)
@@ -59,8 +61,8 @@ def test_toy_views_render():
 
 def test_groups_at_beta_are_drawn_as_meeting_it():
     # every group of the toy release at beta = 1/4 holds 4 different values once: association exactly 1/4
-    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "toy-ambiguity", "mech": "ambiguity", "alpha": "0.5", "beta": "0.25",
-                              "seed": "1"})
+    at = app(SANITIZE, opened=OPEN_VIEW,
+             query={"data": "toy-ambiguity", "mech": "ambiguity", "alpha": "0.5", "beta": "0.25", "seed": "1"})
     no_exception(at)
     fig = charts(at)["ambiguity_view_hist"]
     bars = [t for t in fig["data"] if t.get("xaxis") == "x2"]

@@ -64,7 +64,8 @@ def test_override_below_the_share_names_the_value_and_sigma_adds_fakes():
     no_exception(at)
     text = " ".join(plain(w.value) for w in [*at.warning, *at.error])
     assert "'Sales'" in text and "Lemma 1" in text and "at least 0.12" in text
-    at = app(SANITIZE, opened=OPEN_VIEW, query={"data": "census:20000", "mech": "bucketization", "seed": "1", "sigma": "2"})
+    at = app(SANITIZE, opened=OPEN_VIEW,
+             query={"data": "census:20000", "mech": "bucketization", "seed": "1", "sigma": "2"})
     no_exception(at)
     assert not at.error and not at.warning
     body = " ".join(plain(x.value) for x in at.markdown)
