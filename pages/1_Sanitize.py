@@ -315,7 +315,7 @@ if ss.get(state.SOURCE) == "upload":
 if decision is not None:
     st.caption(f"This is the setting chosen in the decision record ('{md(decision['chosen'])}'): the manifest "
                "carries the record.")
-# drawn only while open (pages.ui.lazy): the mechanism's own view costs a slider move more than the rest of the page
+# the boxes below are drawn only while open (pages.ui.lazy): closed, they cost a slider move nothing
 with lazy.expander("Manifest as JSON", key="w_open_manifest") as open_:
     if open_:
         shown_risk = uirisk.ready(verdict_args)

@@ -168,8 +168,8 @@ def app(page: str | None = None, query: dict | None = None, opened: tuple[str, .
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if opened:
-        at.session_state["wb_opened"] = set(opened)  # pages.ui.lazy.OPENED, as the steward's clicks leave it
+    for key in opened:
+        open_box(at, key)
     if query:
         at.query_params.update(query)
     if page is not None:

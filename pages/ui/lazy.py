@@ -36,6 +36,7 @@ def _remember(key: str) -> None:
 
 
 def is_open(key: str) -> bool:
+    """Whether the steward left the expander ``key`` open."""
     return key in st.session_state.get(OPENED, ())
 
 

@@ -4,4 +4,4 @@ from __future__ import annotations
 
 from ._groups import TOPIC, render
 
-__all__ = ["render"]
+__all__ = ["TOPIC", "render"]
