@@ -255,7 +255,7 @@ if not (known == len(jobs) or asked.issuperset(keys)):
     _empty_map()
     if data.n <= cached.FORK_MAX_ROWS:  # what the button will need, built while the page is read (cached)
         try:
-            cached.map_inputs(data, seed, queries, records)
+            cached.map_ready(data, jobs, seed, queries, records)
         except WorkbenchError:  # said when the button is pressed, by the measurement that needs them
             pass
     st.stop()

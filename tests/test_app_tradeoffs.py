@@ -37,10 +37,10 @@ def test_what_the_button_needs_is_built_while_the_page_waits_and_only_on_a_small
     from pages.ui import cached
 
     built = []
-    monkeypatch.setattr(cached, "map_inputs", lambda data, *a: built.append(data.n))
+    monkeypatch.setattr(cached, "map_ready", lambda data, jobs, *a: built.append((data.n, len(jobs))))
     at = app(PAGE, query={"to": "uniform", "to.queries": "300", "to.records": "300"})
     no_exception(at)
-    assert built == [45_222]  # Adult: the workload, targets and training part, before any click
+    assert built == [(45_222, len(MECHANISMS["uniform"].sweep))]  # Adult, UP's sweep: before any click
     monkeypatch.setattr(cached, "FORK_MAX_ROWS", 45_221)
     built.clear()
     at.run()
@@ -55,7 +55,7 @@ def test_inputs_that_cannot_be_built_before_the_click_leave_the_page_waiting(mon
     def cannot(*a):
         raise NotEligible("The workload cannot be built on this table.")
 
-    monkeypatch.setattr(cached, "map_inputs", cannot)
+    monkeypatch.setattr(cached, "map_ready", cannot)
     at = app(PAGE, query={"to": "uniform"})
     no_exception(at)
     assert not at.error and "chart_map_empty" in charts(at)  # said when the button is pressed, not before
@@ -222,6 +222,38 @@ def test_map_outcomes_answer_each_setting_once_those_that_cannot_run_first():
     again = []
     assert cached.map_outcomes(data, jobs, 0, 300, 300, done=lambda i, outcome: again.append(i)) == out
     assert again == [0, 1, 2]  # every one from the cache, in order, measured no more
+
+
+def test_map_ready_builds_the_inputs_and_measures_the_first_setting_handed_out_only():
+    """While the page waits for the click: the workload, the attacked records and the training part, and the
+    setting the processes would be handed first (a quick one, not the first in the page's order) measured and
+    kept; nothing else.  The click then answers that setting from the cache, the same point as measured then."""
+    from core.table import load_dataset
+    from pages.ui import cached
+
+    data = load_dataset("adult", "occupation")
+    jobs = [("ambiguity", {"beta": 0.2}), ("splu", {"gamma": 10}), ("anatomy", {"l": 3}), ("laplace", {}),
+            ("uniform", {"p": 0.3})]
+    cached.store().clear()
+
+    def kept(name, raw):
+        return cached.point.is_cached(data, data.key, name, cached.items(cached._mechanisms.get(name).resolve(raw)),
+                                      7, 300, 300)
+
+    cached.map_ready(data, jobs, 7, 300, 300)
+    assert cached._hand_out_order(jobs, [0, 2, 3, 4])[0] == 3  # laplace: the first not among the slowest
+    assert [kept(name, raw) for name, raw in jobs] == [False, False, False, True, False]
+    assert cached.workload.is_cached(data, data.key, "seed000", cached.items({"queries": 300, "max_attrs": 3,
+                                                                               "seed": 7}))
+    assert cached.targets.is_cached(data, data.key, 300, 7)
+    from core import risk
+    from core.evaluate import make_workload
+
+    wl, t = make_workload(data, "seed000", queries=300, max_attrs=3, seed=7), risk.targets(data, 300, 7)
+    first = []
+    assert cached.map_outcomes(data, jobs[3:4], 7, 300, 300, done=lambda i, outcome: first.append(outcome)) \
+        == first == [risk.outcome(data, "laplace", {}, wl, t, 7)]
+    cached.store().clear()
 
 
 @pytest.mark.slow
