@@ -283,19 +283,49 @@ results.update(zip(compare, evaluated[:len(compare)]))
 points = list(zip(parsed, evaluated[len(compare):]))
 
 def _in_people(done) -> None:
-    """Beside the mean relative errors: a count's 95% interval in people, per band and at 10 and 1,000 (issue 22)."""
+    """Beside the mean relative errors: a count's 95% interval in people, per band and at 10 and 1,000 (issue 22).
+
+    Measured behind the page (:func:`pages.ui.risk.ready`: up to five releases per mechanism, 0.2-0.8 s each on
+    Adult), after the page is drawn; a fragment polls them and, when all are in, the page runs again and draws
+    the table from the cache.  Measured in the run, they held the page's first drawing: opening Query error
+    took 3.6-4.7 s in chromium (issue 27's target for opening a page: 1.5 s).
+    """
     if uirisk.mode() == "off":
         st.caption("A count's interval in people is not shown: the risk measurement is turned off on this server "
                    "(WORKBENCH_RISK=off).")
         return
     args = [(data, data.key, n, cached.items(used[n][0]), int(seed)) for n in done]
-    people = cached.in_parallel([lambda a=a: cached.people(*a) for a in args])
-    rows = []
+    people = [uirisk.ready(a, cached.people) for a in args]
+    if all(p is not None for p in people):
+        _people_table(done, people)
+        return
+
+    @st.fragment(run_every=0.5)
+    def _poll() -> None:
+        # ready() again, not only the cache: a measurement cancelled meanwhile is started again, not waited for
+        if all(uirisk.ready(a, cached.people) is not None for a in args):
+            state.rerun_page()  # all measured: the page again, from the cache, without this timer
+        st.caption(f"Measuring how far a published count lies from the true one, in people, for "
+                   f"{len(args)} release{'s' * (len(args) != 1)}…")
+
+    _poll()
+
+
+def _people_table(done, people: list) -> None:
+    """The people table: one row per compared release (its method and half-widths, or why it has none)."""
+    rows, why = [], {}
     for n, p in zip(done, people):
+        if not p.get("measured", True):  # a table past the intervals' size limit, or a setting they cannot run
+            why.setdefault(p.get("why", ""), []).append(MECHANISMS[n].title)
+            continue
         row = {"mechanism": MECHANISMS[n].title, "method": p["method"]}
         for c in p["at"] + p["bands"]:
             row[c["label"]] = "–" if c["half_width"] is None else f"± {math.ceil(c['half_width'] - 1e-9):,}"
         rows.append(row)
+    for text, titles in why.items():
+        st.caption(f"A count's interval in people is not shown for {md(', '.join(titles))}: {md(text)}")
+    if not rows:
+        return
     st.markdown("**The same releases in people**: 95% of published counts lie within this many people of the "
                 "true count")
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="people_table")
@@ -305,6 +335,7 @@ def _in_people(done) -> None:
                "Laplace, UP and RP; by five seeded releases for the others (core/intervals.py).")
 
 
+cached.hold_background()  # the intervals in people are measured once the page is drawn (release_background below)
 with compare_box:
     if not compare:
         st.info("Choose at least one mechanism to compare.")
@@ -403,3 +434,4 @@ else:
 
 # ------------------------------------------------------------------ paper figures
 experiments.render("query_error", data)
+cached.release_background()

@@ -158,6 +158,29 @@ def test_a_sanitization_under_a_cancelled_scope_stops_before_it_starts():
             mechanisms.sanitize(data, "uniform", {"p": 0.3}, 1)
 
 
+def test_what_the_session_started_on_a_page_it_left_is_cancelled(page, monkeypatch):
+    """A session shows one page at a time: a page's release cancels what the session started on another page
+    (Home's verdict table left running behind Query error), unless another session waits for it too."""
+    page["page"] = "home"
+    job, shared = _Long(), _Long()
+    running = cached.in_background(job, 10)  # Home starts its computations without a gate
+    both = cached.in_background(shared, 11)
+    monkeypatch.setattr(cached, "session_id", lambda: "other-session")
+    assert cached.in_background(shared, 11) is both  # another session on Home waits for this one
+    monkeypatch.setattr(cached, "session_id", lambda: "gate-session")
+    assert job.started.wait(30) and shared.started.wait(30)
+    page["page"] = "query error"
+    cached.hold_background()
+    cached.release_background()
+    with pytest.raises(cancel.Cancelled):
+        running.result(timeout=30)
+    assert not both.done() and ("gate-session", "home") not in cached._WANTED
+    shared.finish.set()
+    assert both.result(timeout=30) == "done"
+    monkeypatch.setattr(cached, "session_id", lambda: "other-session")
+    cached._session_released("other-session")
+
+
 def test_another_page_never_waits_on_the_gate(page):
     cached.hold_background()
     page["page"] = "home"

@@ -497,16 +497,23 @@ def release_background() -> None:
     and interval are cancelled (:mod:`core.cancel`: one still waiting never
     starts, one running stops at its next sanitization or estimate), so
     they no longer take the processors from the answer to the next move.
-    Asked for again later, they are computed again.
+    So is what this session started on another page: a session shows one
+    page at a time, and the one it left (Home's verdict table, a Sanitize
+    setting) no longer waits for it (opening Query error took 2.8-3.5 s in
+    chromium with Home's and Sanitize's computations still running behind
+    it, 0.9 s alone).  Asked for again later, they are computed again.
     """
     sid, page = session_id(), _page()
     owner = (sid, page)
     with _BACKGROUND_LOCK:
         wanted = _WANTED.get(owner, set())
+        for other in [o for o in _WANTED if o[0] == sid and o != owner]:
+            del _WANTED[other]  # the pages this session left
         for key, owners in list(_OWNERS.items()):
-            if owner not in owners or key in wanted:
+            left = {o for o in owners if o[0] == sid and (o != owner or key not in wanted)}
+            if not left:
                 continue
-            owners.discard(owner)
+            owners -= left
             if owners:
                 continue  # someone else still waits for it
             _OWNERS.pop(key, None)
