@@ -118,14 +118,15 @@ def _apply(sugg: dict) -> None:
     state.apply_setting(Setting(name, {**state.mech_params(name), **sugg}, int(ss[state.SEED])))
 
 
-def _fix_button(verdict, key: str) -> None:
+def _fix_button(verdict, key: str) -> bool:
+    """The one-click fix (when the verdict has a verified one); whether it was clicked in this run."""
     sugg = verdict.suggestion
     if not sugg or not sugg.get("verified"):
-        return  # only a fix checked to meet the guarantee by sanitizing with it is one click away (issue 23 §2)
+        return False  # only a fix checked to meet the guarantee by sanitizing with it is one click away (issue 23 §2)
     meets = verdict.suggestion_meets()
     meets = f" ({meets})" if meets else ""
-    st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),), type="primary",
-              help="Sets these parameters; the release and its verdict are recomputed.")
+    return st.button(f"Use {sugg['text']}{meets}", key=key, on_click=_apply, args=(dict(sugg["params"]),),
+                     type="primary", help="Sets these parameters; the release and its verdict are recomputed.")
 
 
 verdict_args = (data, data.key, name, cached.items(values), int(seed))
@@ -168,8 +169,8 @@ st.subheader("Its guarantee")
 st.caption(md(verdict.guarantee))
 
 
-def _verdict_box(verdict, pending: str | None = None) -> None:
-    """The verdict (a warning unless it plainly meets) and its one-click fix.
+def _verdict_box(verdict, pending: str | None = None) -> bool:
+    """The verdict (a warning unless it plainly meets) and its one-click fix; whether the fix was clicked.
 
     ``pending`` replaces the fix while the search for it runs (or says why it is missing).
     """
@@ -184,29 +185,39 @@ def _verdict_box(verdict, pending: str | None = None) -> None:
         fix = " No nearby setting was found that meets it."
     box(f"**{head}:** {md(verdict.detail())}{fix}"
         + "".join(f"  \n{md(text)}" for text in verdict.explains))  # the release's notes that say why, once
-    if not pending:
-        _fix_button(verdict, "w_verdict_fix")
+    return False if pending else _fix_button(verdict, "w_verdict_fix")
 
 
 if searching is None:
     _verdict_box(verdict)
 else:
-    @st.fragment(run_every=0.3)
+    @st.fragment(run_every=uirisk.POLL_SECONDS)
     def _searching(future=searching, verdict=verdict) -> None:
-        """Until the search behind the page ends: the verdict without its fix; then the page again, with it.
+        """Until the search behind the page ends: the verdict without its fix; then with it.
 
         The release and its verdict are drawn at once; the nearest setting
         that meets the guarantee (up to 16 more releases) is looked for on a
         background thread (``cached.in_background``), and this fragment
-        polls it; when it is there, one full rerun draws the page from the
-        cache with the fix (the same page as when the search ran inline).
+        polls it.  When it is there and nothing else is measured behind the
+        page, one full rerun draws the page from the cache with the fix (the
+        same page as when the search ran inline).  While the risk is still
+        measured, the fix is drawn here (the searched verdict differs from the
+        release's only by it) and the risk's poll reruns the page once both
+        are in: one full rerun after a move, not two.  A click on the fix
+        drawn here runs the whole page with the new setting.
         """
         if future.done():
-            if future.cancelled() or isinstance(future.exception(), Cancelled) or future.exception() is None:
-                state.rerun_page()  # found (the page again, with the fix), or cancelled meanwhile (the page asks again)
-            exc = future.exception()
-            _verdict_box(verdict, pending=f"The search for the nearest setting that meets it failed "
-                                          f"({type(exc).__name__}: {md(exc)}); please report it.")
+            exc = None if future.cancelled() else future.exception()
+            if future.cancelled() or isinstance(exc, Cancelled):
+                state.rerun_page()  # cancelled meanwhile: the page asks again
+            if exc is not None:
+                _verdict_box(verdict, pending=f"The search for the nearest setting that meets it failed "
+                                              f"({type(exc).__name__}: {md(exc)}); please report it.")
+                return
+            if not uirisk.pending(verdict_args):
+                state.rerun_page()  # found, and nothing else to wait for: the page again, with the fix
+            if _verdict_box(future.result()):
+                st.rerun()  # the steward took the fix: the whole page, at the new setting
             return
         _verdict_box(verdict, pending="Looking for the nearest setting that meets it…")
 
@@ -217,7 +228,9 @@ for note in release.notes:
     if note not in verdict.explains:  # each message once: the verdict already says these
         st.info(md(note))
 
-uirisk.section(verdict_args, verdict)  # the manifest's risk block, beside the verdict (behind the page)
+# the manifest's risk block, beside the verdict (behind the page; its poll leaves the page's rerun to the search's
+# fragment while the search runs)
+uirisk.section(verdict_args, verdict, searching=(lambda f=searching: not f.done()) if searching else None)
 
 left, right = st.columns(2)
 with left:

@@ -300,7 +300,7 @@ def _in_people(done) -> None:
         _people_table(done, people)
         return
 
-    @st.fragment(run_every=0.5)
+    @st.fragment(run_every=uirisk.POLL_SECONDS)
     def _poll() -> None:
         # ready() again, not only the cache: a measurement cancelled meanwhile is started again, not waited for
         if all(uirisk.ready(a, cached.people) is not None for a in args):

@@ -268,6 +268,60 @@ def test_a_failed_guarantee_is_one_warning_with_a_one_click_fix(mech, fails, fix
 
 
 @pytest.mark.slow
+def test_a_fix_found_while_the_risk_is_measured_is_drawn_in_place_and_applies(monkeypatch):
+    """The search ends before the risk: its fragment draws the fix (the page is not run again for it: the risk's
+    poll runs the page once both are in), and a click on that fix runs the page at the fixed setting.  The other
+    order, the risk in first and the search still running: the risk's poll draws the risk and does not run the
+    page again either."""
+    from concurrent.futures import Future
+
+    from pages.ui import cached, state
+
+    monkeypatch.setenv("WORKBENCH_VERDICT_SEARCH", "background")
+    monkeypatch.setenv("WORKBENCH_RISK", "background")
+    pending = Future()  # the risk and the count in people: never in during this test
+
+    def behind(func, *args):
+        if func is not cached.verdict:
+            return pending
+        done = Future()
+        done.set_result(func(*args))  # the search, ended at once
+        return done
+
+    monkeypatch.setattr(cached, "in_background", behind)
+    reruns = []
+    real_rerun = state.rerun_page
+    monkeypatch.setattr(state, "rerun_page", lambda: reruns.append(1) or real_rerun())
+    at = app(PAGE, query={"mech": "mondrian", "seed": "5"})
+    no_exception(at)
+    assert reruns == []  # neither poll ran the page again: the risk is still measured
+    assert at.button(key="w_verdict_fix").label.startswith("Use β = 0.945")
+    assert [w for w in at.warning if "Looking for the nearest setting" in w.value] == []
+    assert any("Measuring the risk" in c.value for c in at.caption)
+    at.button(key="w_verdict_fix").click().run()
+    no_exception(at)
+    assert at.session_state["wb_params"]["mondrian"]["beta"] == pytest.approx(0.945)
+    assert not at.warning and "Meets its guarantee" in at.success[0].value
+
+    from pages.ui import risk as uirisk
+
+    searching = Future()  # the other order: the search still running; the risk and the count in people come in
+    monkeypatch.setattr(cached, "in_background", lambda func, *args: searching)  # between the run and its poll
+    asked = []
+
+    def ready(args, func=None):  # the run's two asks find nothing yet; its poll's find both
+        asked.append(func)
+        return None if len(asked) <= 2 else {"measured": False, "why": "Not measured in this test."}
+
+    monkeypatch.setattr(uirisk, "ready", ready)
+    at = app(PAGE, query={"mech": "mondrian", "seed": "6"})
+    no_exception(at)
+    assert len(asked) >= 4 and reruns == []  # the poll found both in and left the page's rerun to the search
+    assert any("Looking for the nearest setting" in w.value for w in at.warning)
+    assert any("**Measured risk:** not measured. Not measured in this test." in c.value for c in at.caption)
+
+
+@pytest.mark.slow
 def test_unpublished_records_are_never_a_plain_meets():
     at = app(PAGE, query={"mech": "ambiguity"})
     no_exception(at)

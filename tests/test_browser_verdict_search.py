@@ -103,3 +103,23 @@ def test_quick_moves_leave_no_search_or_measurement_hanging(server_all_behind, b
         assert "Added risk" in text and "A count in people" in text
     finally:
         page.close()
+
+
+def test_a_fix_drawn_while_the_risk_is_measured_applies_in_one_click(server_all_behind, browser):  # noqa: F811
+    """With the risk measured behind the page too, the search's fragment draws the fix while the risk is still
+    being measured (PriView: its search ends first on this machine in most runs) and the page is run once, when
+    both are in; a click on the fix, wherever it was drawn, runs the page at the fixed setting."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server_all_behind}/Sanitize?data=adult&sa=occupation&seed=11&mech=priview", timeout=120_000)
+        fix = page.get_by_role("button", name=re.compile(r"^Use "))
+        fix.first.wait_for(timeout=120_000)
+        fix.first.click()
+        page.get_by_text(re.compile("^Meets")).first.wait_for(timeout=120_000)
+        _quiet(page, 1.0)
+        text = _main_text(page)
+        assert "construction=exact" in page.url and not page.locator('[data-testid="stException"]').count()
+        for hanging in ("Looking for the nearest setting", "Measuring the risk", "Measuring how far"):
+            assert hanging not in text, (hanging, text[:2000])
+    finally:
+        page.close()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import streamlit as st
 
@@ -53,6 +53,10 @@ def singling_short(b: Mapping[str, Any] | None) -> str:
     low, high = so["interval"]
     return f"{so['risk']:.3f} [{low:.3f}-{high:.3f}]"
 
+
+#: seconds between the runs of the fragments that poll what the Sanitize page measures behind it (the risk and a
+#: count in people here, the nearest-setting search on the page): what came in is drawn at most this long after
+POLL_SECONDS = 0.3
 
 #: the block drawn when the measurement is turned off (``WORKBENCH_RISK=off``): said, never a silent gap
 OFF = {"measured": False, "why": "The risk measurement is turned off on this server (WORKBENCH_RISK=off)."}
@@ -137,8 +141,17 @@ def people_line(p: Mapping[str, Any] | None) -> None:
         st.markdown(f"**A count in people:** {md(text[0].upper() + text[1:])}; method: {md(p['method'])}.")
 
 
-def section(args: tuple, verdict=None) -> None:
-    """'Its measured risk' and a count in people: drawn at once when cached, else polled from behind the page."""
+def pending(args: tuple) -> bool:
+    """Whether the risk or the count in people of ``args`` is still measured behind the page (started if not)."""
+    return ready(args) is None or ready(args, cached.people) is None
+
+
+def section(args: tuple, verdict=None, searching: Callable[[], bool] | None = None) -> None:
+    """'Its measured risk' and a count in people: drawn at once when cached, else polled from behind the page.
+
+    ``searching``: whether the page's other poll (the nearest-setting search) is still waiting; while it is,
+    this poll draws what came in and leaves the page's rerun to it (one full rerun, by whichever ends last).
+    """
     st.subheader("Its measured risk")
     now, people = ready(args), ready(args, cached.people)
     if now is not None and people is not None:
@@ -146,12 +159,12 @@ def section(args: tuple, verdict=None) -> None:
         people_line(people)
         return
 
-    @st.fragment(run_every=0.5)
+    @st.fragment(run_every=POLL_SECONDS)
     def _poll() -> None:
         # ready() again, not only the cache: a measurement cancelled meanwhile (nobody asked for it any more,
         # cached.release_background) is started again rather than waited for
         now, people = ready(args), ready(args, cached.people)
-        if now is not None and people is not None:
+        if now is not None and people is not None and not (searching and searching()):
             state.rerun_page()  # both measured: the page again, from the cache, without this timer (the page settles)
         if now is not None:
             draw(now, verdict)
