@@ -219,7 +219,24 @@ class CountIndex:
         return self.values[rows], self.indices, self.data
 
     def lookup(self, values: np.ndarray) -> np.ndarray:
-        """Counts for equality predicates: (Q, n_target) dense."""
+        """Counts for equality predicates: (Q, n_target) dense.
+
+        Rows repeated one after another are looked up once: the risk's
+        attacks ask each sampled micro group's values once per SA value
+        (:func:`core.risk.group_batches`, m rows in a row), so on census with
+        50 values the keys were encoded and searched 50 times each.  The same
+        counts either way (each row's are its own).
+        """
+        q = len(values)
+        if q > 1 and values.shape[1]:
+            new = np.ones(q, dtype=bool)
+            new[1:] = (values[1:] != values[:-1]).any(axis=1)
+            starts = np.flatnonzero(new)
+            if 2 * len(starts) <= q:
+                return np.repeat(self._lookup_rows(values[starts]), np.diff(np.append(starts, q)), axis=0)
+        return self._lookup_rows(values)
+
+    def _lookup_rows(self, values: np.ndarray) -> np.ndarray:
         key, known = self._coder.encode([values[:, j] for j in range(values.shape[1])], len(values))
         out = np.zeros((len(values), self.n_target))
         if len(self.keys) == 0:
@@ -782,9 +799,23 @@ class Records:
         return float(len(self.target)) if self.weights is None else float(np.sum(self.weights))
 
 
-def select(counts: np.ndarray, sa_mask: np.ndarray) -> np.ndarray:
-    """Sum each row of ``counts`` over the selected SA values: (Q,)."""
-    return np.einsum("qm,qm->q", counts, sa_mask.astype(float))
+def select(counts: np.ndarray, sa_mask: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Sum each row of ``counts`` over the selected SA values: (Q,).
+
+    ``rows``: query q reads row ``rows[q]`` of ``counts`` (an estimator's
+    distinct value rows), as ``counts[rows]`` would, without building it.
+    Where every query selects one SA value (the risk's attacks: one query per
+    micro group and value) and the counts are finite, the sum is that value
+    read off, plus 0.0 as the sum's own zero start gives it (-0.0 becomes 0.0):
+    the same numbers bit for bit (tested), without the (Q, m) mask in floats
+    (on census:100,000, 91,400 x 50 a release).
+    """
+    sa = np.asarray(sa_mask)
+    q = np.arange(len(sa)) if rows is None else np.asarray(rows, dtype=np.int64)
+    if sa.dtype == bool and sa.ndim == 2 and len(sa) and sa.shape[1] \
+            and (np.count_nonzero(sa, axis=1) == 1).all() and np.isfinite(counts).all():
+        return counts[q, np.argmax(sa, axis=1)] + 0.0
+    return np.einsum("qm,qm->q", counts if rows is None else counts[q], sa.astype(float))
 
 
 def unique_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

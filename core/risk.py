@@ -70,7 +70,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import mechanisms
-from .counting import QueryBatch, unique_rows
+from .counting import QueryBatch, select, unique_rows
 from .errors import NotEligible, ParameterError, WorkbenchError
 from .engine.combos import Combos
 from .evaluate import Evaluation, evaluate_release
@@ -133,7 +133,7 @@ def bayes_accuracy(data: Dataset, t: Targets) -> float:
     from .workload import data_records
 
     est = data_records(data).counts(group_batches(data, t)[0])
-    est = np.einsum("qm,qm->q", est, group_batches(data, t)[0].sa.astype(float))
+    est = select(est, group_batches(data, t)[0].sa)
     return float(np.mean(guesses(est, t, data.m) == t.truth))
 
 

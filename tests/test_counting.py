@@ -159,3 +159,53 @@ def test_group_cells_equal_the_expanded_records(seed, n, groups, n_target):
     for b in _random_batches(rng, domains, n_target, subsets):
         np.testing.assert_allclose(cells.counts(b), expanded.counts(b), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(cells.target_totals, expanded.target_totals, rtol=1e-9, atol=1e-12)
+
+
+def _einsum(counts, sa, rows=None):
+    """What select computed before its one-value path: the mask in floats, summed by einsum."""
+    return np.einsum("qm,qm->q", counts if rows is None else counts[rows], np.asarray(sa).astype(float))
+
+
+@pytest.mark.parametrize("m", [1, 2, 14, 50])
+def test_select_reads_one_value_bit_for_bit_as_the_sum_did(m):
+    """One SA value per query (the risk's group batches): read off, the same bits as einsum's sum, -0.0 and the
+    rows of a distinct-row matrix included; several values per query, a float mask, or a value that is not finite
+    take the sum itself."""
+    rng = np.random.default_rng(m)
+    counts = rng.normal(0, 50, (40, m)).round(1)
+    counts[rng.random((40, m)) < 0.3] = 0.0
+    counts[rng.random((40, m)) < 0.2] = -0.0
+    rows = rng.integers(0, 40, 300)
+    one = np.zeros((300, m), bool)
+    one[np.arange(300), rng.integers(0, m, 300)] = True
+    for got, want in [(select(counts, one, rows=rows), _einsum(counts, one, rows)),
+                      (select(counts[rows], one), _einsum(counts[rows], one))]:
+        assert got.tobytes() == want.tobytes()
+    summed = _einsum(counts, one, rows)
+    picked = counts[rows, np.argmax(one, axis=1)]
+    assert (np.signbit(picked) & (picked == 0)).any()  # some selected values are -0.0 ...
+    assert not (np.signbit(summed) & (summed == 0)).any()  # ... which the sum gives as 0.0, and so does select
+    several = one.copy()
+    several[:, 0] = True
+    assert select(counts, several, rows=rows).tobytes() == _einsum(counts, several, rows).tobytes()
+    weights = one * 0.5
+    assert select(counts, weights, rows=rows).tobytes() == _einsum(counts, weights, rows).tobytes()
+    bad = counts.copy()
+    bad[rows[0], (np.argmax(one[0]) + 1) % m] = np.inf  # a value not selected: the sum gives nan where m > 1
+    assert np.array_equal(select(bad, one, rows=rows), _einsum(bad, one, rows), equal_nan=True)
+
+
+def test_lookup_of_repeated_rows_equals_each_row_looked_up():
+    """Rows repeated one after another (m per micro group in the risk's attacks) are looked up once; the counts
+    are those of each row looked up alone, absent combinations included."""
+    rng = np.random.default_rng(3)
+    domains = (5, 7, 3)
+    codes = [rng.integers(0, d, 2_000) for d in domains]
+    rec = Records(codes, domains, rng.integers(0, 4, 2_000), 4)
+    distinct = np.stack([rng.integers(0, d, 60) for d in domains], axis=1)
+    distinct[0] = [4, 6, 2]
+    repeated = np.repeat(distinct, 4, axis=0)
+    idx = rec.index((0, 1, 2))
+    got = idx.lookup(repeated)
+    want = np.concatenate([idx.lookup(row[None, :]) for row in repeated])
+    assert got.tobytes() == want.tobytes() and got.shape == (240, 4)

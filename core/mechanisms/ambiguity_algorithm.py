@@ -77,7 +77,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import gammaln
 
-from ..counting import QueryBatch, Records, unique_rows
+from ..counting import QueryBatch, Records, select, unique_rows
 
 #: relative tolerance on presence/association comparisons (products are exact in float64 here)
 _TOL = 1e-12
@@ -756,7 +756,7 @@ class AmbiguityIndex:
                 data *= by_value[a][block[at, j], cols] * inv_k[a][cols]
             product = sparse.csr_matrix((data, (at, cols)), shape=(len(block), len(self.st)))
             per_value[start:start + step] = product @ self.st
-        return np.einsum("qm,qm->q", per_value[inv], sa.astype(float))
+        return select(per_value, sa, rows=inv)
 
     def _estimate_dense(self, batch: QueryBatch, rows: np.ndarray, inv: np.ndarray, sa: np.ndarray) -> np.ndarray:
         """:meth:`_estimate_shared` with ``P`` dense (every attribute of the batch lists many values per group)."""
@@ -770,7 +770,7 @@ class AmbiguityIndex:
             for j, a in enumerate(batch.attrs):
                 P *= by_value[a][block[:, j]] * inv_k[a][None, :]
             per_value[start:start + step] = P @ self.st
-        return np.einsum("qm,qm->q", per_value[inv], sa.astype(float))
+        return select(per_value, sa, rows=inv)
 
     def _lists(self, a: int) -> sparse.csr_matrix:
         """Per value of attribute ``a``: the groups whose AT_a lists it (rows: values, sorted group ids)."""

@@ -92,7 +92,7 @@ import numpy as np
 from scipy import sparse
 
 from .. import guarantee as G
-from ..counting import QueryBatch, unique_rows
+from ..counting import QueryBatch, select, unique_rows
 from ..errors import NotEligible
 from ..params import Param
 from .. import shuffle
@@ -422,7 +422,7 @@ def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray, domains) -
                     prod *= dense[:, v] if dense is not None else boxes.sets[a][:, v].toarray()
                 prod /= boxes.dom[:, a][:, None]
             per_value[start:start + step] = np.asarray(st_t @ prod).T
-    return np.einsum("qm,qm->q", per_value[inv.ravel()], sa.astype(float))
+    return select(per_value, sa, rows=inv.ravel())
 
 
 #: :func:`_per_value_sparse` is used while the (row, group) pairs it reads are at most this share of rows x groups
