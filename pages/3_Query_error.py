@@ -288,7 +288,7 @@ def _in_people(done) -> None:
     Measured behind the page (:func:`pages.ui.risk.ready`: up to five releases per mechanism, 0.2-0.8 s each on
     Adult), after the page is drawn; a fragment polls them and, when all are in, the page runs again and draws
     the table from the cache.  Measured in the run, they held the page's first drawing: opening Query error
-    took 3.6-4.7 s in chromium (issue 27's target for opening a page: 1.5 s).
+    took 3.6-6.0 s in chromium (issue 27's target for opening a page: 1.5 s).
     """
     if uirisk.mode() == "off":
         st.caption("A count's interval in people is not shown: the risk measurement is turned off on this server "
