@@ -181,6 +181,34 @@ def test_what_the_session_started_on_a_page_it_left_is_cancelled(page, monkeypat
     cached._session_released("other-session")
 
 
+def test_every_page_as_it_starts_cancels_what_the_session_left_behind_on_other_pages(page):
+    """page_setup calls leave_other_pages: the trade-off map or the Attacks page no longer shares the processors
+    with Home's verdict table; a page's own computations, asked for again by its next run, are not touched."""
+    page["page"] = "home"
+    job, own = _Long(), _Long()
+    running = cached.in_background(job, 12)
+    assert job.started.wait(30)
+    cached.leave_other_pages()  # Home's next run: its own computation runs on
+    assert not running.done()
+    page["page"] = "trade-offs"
+    cached.leave_other_pages()
+    with pytest.raises(cancel.Cancelled):
+        running.result(timeout=30)
+    mine = cached.in_background(own, 13)
+    cached.leave_other_pages()  # the page's next run
+    own.finish.set()
+    assert mine.result(timeout=30) == "done"
+
+
+def test_every_page_calls_leave_other_pages_as_it_starts(monkeypatch):
+    from conftest import app
+
+    called = []
+    monkeypatch.setattr(cached, "leave_other_pages", lambda: called.append(cached._page()))
+    app("pages/7_Compare.py", query={"data": "adult", "sa": "occupation"})
+    assert len(called) == 1
+
+
 def test_another_page_never_waits_on_the_gate(page):
     cached.hold_background()
     page["page"] = "home"

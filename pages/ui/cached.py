@@ -507,25 +507,44 @@ def release_background() -> None:
     owner = (sid, page)
     with _BACKGROUND_LOCK:
         wanted = _WANTED.get(owner, set())
-        for other in [o for o in _WANTED if o[0] == sid and o != owner]:
-            del _WANTED[other]  # the pages this session left
-        for key, owners in list(_OWNERS.items()):
-            left = {o for o in owners if o[0] == sid and (o != owner or key not in wanted)}
-            if not left:
-                continue
-            owners -= left
-            if owners:
-                continue  # someone else still waits for it
-            _OWNERS.pop(key, None)
-            future = _BACKGROUND.pop(key, None)
-            event = _CANCEL.pop(key, None)
-            if event is not None:
-                event.set()
-            if future is not None:
-                future.cancel()  # one not started yet never starts
+        _let_go(sid, lambda o, key: o != owner or key not in wanted)
         got = _GATES.pop(sid, None)
     if got is not None:
         got[1].set()
+
+
+def leave_other_pages() -> None:
+    """Cancel what this session started behind its other pages (every page calls it as it starts).
+
+    A session shows one page at a time: Home's verdict table or a Sanitize
+    setting's risk left running took the processors from the page the
+    steward went to (the trade-off map, Query error).  What another session
+    waits for runs on; what this page asks for is never touched.
+    """
+    sid, page = session_id(), _page()
+    with _BACKGROUND_LOCK:
+        _let_go(sid, lambda o, key: o[1] != page)
+
+
+def _let_go(sid: str, leaving: Callable[[tuple, Any], bool]) -> None:
+    """Drop session ``sid``'s ownership of the computations ``leaving(owner, key)`` names; cancel those nobody
+    owns any more.  Called with :data:`_BACKGROUND_LOCK` held."""
+    for other in [o for o in _WANTED if o[0] == sid and o[1] != _page()]:
+        del _WANTED[other]  # the pages this session left
+    for key, owners in list(_OWNERS.items()):
+        left = {o for o in owners if o[0] == sid and leaving(o, key)}
+        if not left:
+            continue
+        owners -= left
+        if owners:
+            continue  # someone else still waits for it
+        _OWNERS.pop(key, None)
+        future = _BACKGROUND.pop(key, None)
+        event = _CANCEL.pop(key, None)
+        if event is not None:
+            event.set()
+        if future is not None:
+            future.cancel()  # one not started yet never starts
 
 
 def _page() -> str:

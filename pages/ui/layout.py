@@ -128,6 +128,7 @@ def page_setup(title: str, icon: str) -> None:
     st.set_page_config(page_title=f"{title} · {APP_NAME}", page_icon=icon, layout="wide")
     focus_style()
     cached.session_guard()  # the session's uploads leave memory when it ends
+    cached.leave_other_pages()  # what the session started behind the page it left no longer runs
     state.init()
     ss = st.session_state
     # the link's ignored values stay said until the steward acts: a run the page starts itself (the risk measured
