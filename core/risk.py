@@ -70,11 +70,11 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import numpy as np
 
 from . import mechanisms
-from .counting import QueryBatch, select, unique_rows
+from .counting import QueryBatch, unique_rows
 from .errors import NotEligible, ParameterError, WorkbenchError
 from .engine.combos import Combos
 from .evaluate import Evaluation, evaluate_release
-from .mechanisms.base import share_groups
+from .mechanisms.base import grid_batch, grid_counts, grid_select, share_groups
 from .rates import Rate, residual  # noqa: F401  (anonymeter's rates, shared with core.singling_out)
 from .release import Release, jsonable
 from .table import Dataset, subset
@@ -108,11 +108,13 @@ def targets(data: Dataset, records: int = DEFAULT_RECORDS, seed: int = 0) -> Tar
 
 
 def group_batches(data: Dataset, t: Targets) -> list[QueryBatch]:
-    """One query per (sampled micro group, SA value): ``QI = group's values AND SA = x``."""
-    g, m = len(t.values), data.m
-    values = np.repeat(t.values, m, axis=0)
-    sa = np.tile(np.eye(m, dtype=bool), (g, 1))
-    return [QueryBatch(attrs=tuple(range(len(data.qi))), values=values.astype(np.int64), sa=sa)]
+    """One query per (sampled micro group, SA value): ``QI = group's values AND SA = x``.
+
+    What the attacks ask, as queries; they are answered as a grid instead
+    (:func:`core.mechanisms.estimate_grid`: the same numbers, each group
+    counted once), since this batch holds ``G * m * m`` counts once answered.
+    """
+    return [grid_batch(t.values, data.m)]
 
 
 def guesses(estimates: np.ndarray, t: Targets, m: int) -> np.ndarray:
@@ -132,8 +134,7 @@ def bayes_accuracy(data: Dataset, t: Targets) -> float:
     """Accuracy of the best guess from the original table itself (the raw release's score)."""
     from .workload import data_records
 
-    est = data_records(data).counts(group_batches(data, t)[0])
-    est = select(est, group_batches(data, t)[0].sa)
+    est = grid_select(grid_counts(data_records(data), t.values))  # the table's own counts, each group once
     return float(np.mean(guesses(est, t, data.m) == t.truth))
 
 
@@ -194,7 +195,7 @@ def measure_release(data: Dataset, release: Release, workload: Workload, t: Targ
     :data:`DEFAULT_SPLIT_SEED`): one more sanitization, of 80% of the table.
     """
     share_groups(release, workload.groups)  # every estimate below counts on the table's QI combinations
-    est = mechanisms.estimate(release, group_batches(data, t))
+    est = mechanisms.estimate_grid(release, t.values, data.m)
     guess = guesses(est, t, data.m)
     accuracy = float(np.mean(guess == t.truth))
     ev = evaluation or evaluate_release(release, workload)
@@ -668,7 +669,7 @@ def _mechanism_guess(data: Dataset, release: Release, qi: np.ndarray, mode: int)
     values, group_of = unique_rows(qi)
     t = Targets(values=values, group_of=group_of.ravel(), truth=np.zeros(len(qi), np.int64), mode_share=0.0,
                 mode=mode)
-    est = mechanisms.estimate(release, group_batches(data, t))
+    est = mechanisms.estimate_grid(release, values, data.m)
     return guesses(est, t, data.m)
 
 

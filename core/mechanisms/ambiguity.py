@@ -60,12 +60,12 @@ import math
 from . import ambiguity_algorithm as amb
 from .. import guarantee as G
 from ..engine import memo as _memo
-from ..counting import QueryBatch, select
+from ..counting import QueryBatch, select, unique_rows
 from ..errors import NotEligible, clip
 from ..params import Param
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
-from .base import Mechanism
+from .base import Mechanism, grid_counts, grid_select
 
 ALPHA = Param("alpha", "α", "Presence bound: an adversary who knows a person's QI values believes the person is in "
               "the data with probability at most α.", 0.1, low=0.001, high=1, closed="right", step=0.005,
@@ -378,6 +378,15 @@ class Ambiguity(_Grouped):
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return self.index(release).estimate(batch)
 
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`estimate` of the grid from each distinct condition's row of estimates (its shared pass)."""
+        conditions = np.asarray(conditions, dtype=np.int64)
+        if m < 2 or not conditions.shape[1]:  # not the shared pass's case
+            return super().estimate_grid(release, conditions, m, rng)
+        rows, inv = unique_rows(conditions)
+        per_value = self.index(release).per_value_rows(tuple(range(rows.shape[1])), rows)
+        return grid_select(per_value)[inv.ravel()]
+
 
 class PriView(_Grouped):
     name = "priview"
@@ -535,6 +544,9 @@ class PriView(_Grouped):
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return select(self.records(release).counts(batch), batch.sa)
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return grid_select(grid_counts(self.records(release), conditions))  # each condition counted once
 
 
 def release_from_groups(data: Dataset, mechanism: str, group, params: Mapping[str, Any] | None = None) -> Release:

@@ -730,14 +730,18 @@ class AmbiguityIndex:
         inv = inv.ravel()
         if 2 * len(rows) > len(values):
             return None
+        return select(self.per_value_rows(batch.attrs, rows), sa, rows=inv)
+
+    def per_value_rows(self, attrs: tuple[int, ...], rows: np.ndarray) -> np.ndarray:
+        """(U, m): every SA value's estimate for each distinct value row of ``attrs`` (:meth:`_estimate_shared`)."""
         by_value, inv_k = self._by_value
         # only the groups whose AT lists the row's value of one attribute can count: start from those of the
         # attribute that lists the rows' values in fewest groups, then multiply in the other attributes there
-        sizes = [np.diff(self._lists(a).indptr)[rows[:, j]].sum() for j, a in enumerate(batch.attrs)]
+        sizes = [np.diff(self._lists(a).indptr)[rows[:, j]].sum() for j, a in enumerate(attrs)]
         first = int(np.argmin(sizes))
         if sizes[first] > _SPARSE_SHARE * len(rows) * len(self.st):
-            return self._estimate_dense(batch, rows, inv, sa)
-        lists = self._lists(batch.attrs[first])
+            return self._per_value_dense(attrs, rows)
+        lists = self._lists(attrs[first])
         per_value = np.zeros((len(rows), self.st.shape[1]))
         step = max(1, _CELLS * len(rows) // max(int(sizes[first]), 1))
         # the pairs whose group also lists the row's value of the next most selective attribute: the others
@@ -749,17 +753,17 @@ class AmbiguityIndex:
             cols = sub.indices
             at = np.repeat(np.arange(len(block)), np.diff(sub.indptr))
             if second != first:
-                both = by_value[batch.attrs[second]][block[at, second], cols] != 0
+                both = by_value[attrs[second]][block[at, second], cols] != 0
                 at, cols = at[both], cols[both]
             data = np.ones(len(cols))
-            for j, a in enumerate(batch.attrs):
+            for j, a in enumerate(attrs):
                 data *= by_value[a][block[at, j], cols] * inv_k[a][cols]
             product = sparse.csr_matrix((data, (at, cols)), shape=(len(block), len(self.st)))
             per_value[start:start + step] = product @ self.st
-        return select(per_value, sa, rows=inv)
+        return per_value
 
-    def _estimate_dense(self, batch: QueryBatch, rows: np.ndarray, inv: np.ndarray, sa: np.ndarray) -> np.ndarray:
-        """:meth:`_estimate_shared` with ``P`` dense (every attribute of the batch lists many values per group)."""
+    def _per_value_dense(self, attrs: tuple[int, ...], rows: np.ndarray) -> np.ndarray:
+        """:meth:`per_value_rows` with ``P`` dense (every attribute of the batch lists many values per group)."""
         by_value, inv_k = self._by_value
         G = len(self.st)
         per_value = np.zeros((len(rows), self.st.shape[1]))
@@ -767,10 +771,10 @@ class AmbiguityIndex:
         for start in range(0, len(rows), step):
             block = rows[start:start + step]
             P = np.ones((len(block), G))
-            for j, a in enumerate(batch.attrs):
+            for j, a in enumerate(attrs):
                 P *= by_value[a][block[:, j]] * inv_k[a][None, :]
             per_value[start:start + step] = P @ self.st
-        return select(per_value, sa, rows=inv)
+        return per_value
 
     def _lists(self, a: int) -> sparse.csr_matrix:
         """Per value of attribute ``a``: the groups whose AT_a lists it (rows: values, sorted group ids)."""

@@ -41,7 +41,7 @@ from ..engine.protocol import Chunk, Plan
 from ..partition import Layout, check_distinct_counts, sorted_layout
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import SHARED_GROUPS, Mechanism, rows_of
+from .base import SHARED_GROUPS, Mechanism, grid_counts, grid_select, rows_of
 
 
 class AnatomyPlan(Plan):
@@ -136,6 +136,9 @@ class Anatomy(Mechanism):
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         """``sum_g c(g, C) c(g, x) / |g|`` from the published QIT and ST."""
         return select(self._records(release).counts(batch), batch.sa)
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return grid_select(grid_counts(self._records(release), conditions))  # each condition counted once
 
     def _records(self, release: Release) -> Records:
         """The release's weighted cells (:meth:`core.counting.Records.from_groups`), cached on the release."""

@@ -154,6 +154,22 @@ class Mechanism:
         """Estimates for several batches; override when one joint pass is cheaper."""
         return [np.asarray(self.estimate(release, b, rng), dtype=float) for b in batches]
 
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        """(C, m): the estimate of ``QI = conditions[c] AND SA = v`` for every condition c and SA value v.
+
+        What the risk's attacks ask (:func:`core.risk.guesses`: each sampled
+        micro group's estimated count of every SA value), as the one batch of
+        ``C * m`` queries :func:`grid_batch` writes would be answered by
+        :meth:`estimate_many`, reshaped: this default does exactly that.  A
+        mechanism whose estimate is a function of each query's row of
+        published counts overrides it to count each condition once, with the
+        same numbers bit for bit (``tests/test_estimate_grid.py``): the batch
+        holds ``C * m * m`` counts, 4.5 GB on the hospital sample's 749
+        diagnoses, where the grid holds ``C * m``.
+        """
+        return np.asarray(self.estimate_many(release, [grid_batch(conditions, m)], rng)[0], float).reshape(-1, m)
+
+
     # ---------------------------------------------------------- guarantee
     def promise(self, values: Mapping[str, Any]) -> str:
         """The mechanism's own guarantee at ``values``, in one sentence."""
@@ -283,6 +299,32 @@ def table_records(release: Release, target: np.ndarray, n_target: int, weights: 
     qi = release.source["qi"]
     return Records.on_rows([cols[c] for c in qi], [len(t.labels[c]) for c in qi], target, n_target, weights,
                            groups=cache.get(SHARED_GROUPS))
+
+
+def grid_batch(conditions: np.ndarray, m: int) -> QueryBatch:
+    """One query per (condition row, SA value), conditions on every QI: ``QI = conditions[c] AND SA = v``."""
+    conditions = np.asarray(conditions, dtype=np.int64)
+    return QueryBatch(attrs=tuple(range(conditions.shape[1])), values=np.repeat(conditions, m, axis=0),
+                      sa=np.tile(np.eye(m, dtype=bool), (len(conditions), 1)))
+
+
+def grid_counts(records: Records, conditions: np.ndarray) -> np.ndarray:
+    """(C, n_target): ``records.counts(grid_batch(conditions, m))`` with each condition's row once, not m times."""
+    conditions = np.asarray(conditions, dtype=np.int64)
+    return records.index(tuple(range(conditions.shape[1]))).lookup(conditions)
+
+
+def grid_select(counts: np.ndarray) -> np.ndarray:
+    """(C, m): :func:`core.counting.select` of the grid's one-value queries on each condition's counts ``counts``.
+
+    Query (c, v) reads ``counts[c, v]``, plus the sum's zero start, as
+    ``select`` does on finite counts; non-finite counts go through
+    ``select`` itself on the repeated rows (the same numbers either way).
+    """
+    if np.isfinite(counts).all():
+        return counts + 0.0
+    c, m = counts.shape
+    return select(np.repeat(counts, m, axis=0), np.tile(np.eye(m, dtype=bool), (c, 1))).reshape(c, m)
 
 
 def observed(release: Release, batch: QueryBatch, table: str = "release") -> tuple[np.ndarray, np.ndarray]:

@@ -76,7 +76,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan, ranks
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import SHARED_GROUPS, Mechanism, rows_of
+from .base import SHARED_GROUPS, Mechanism, grid_counts, grid_select, rows_of
 
 THETA = Param("theta", "θ", "Privacy coefficient: a value of share f may reach θ·f + b inside a bucket "
               "(f′ = min(1, θf + b)); lower is safer.", 8.0, low=0.5, high=64, step=0.5, safer="lower",
@@ -509,6 +509,9 @@ class Bucketization(Mechanism):
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         """Anatomy's estimator ``sum_g c(g, C) c(g, x) / |g|`` from the published QIT and ST."""
         return select(self._counter(release).counts(batch), batch.sa)
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return grid_select(grid_counts(self._counter(release), conditions))  # each condition counted once
 
     def _counter(self, release: Release) -> Records:
         cache = release.state.setdefault("_records", {})

@@ -31,7 +31,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, observed
+from .base import Mechanism, grid_counts, grid_select, observed, published_records
 
 
 class DBRPlan(Plan):
@@ -81,6 +81,9 @@ class DBR(Mechanism):
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return observed(release, batch)[0]
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return grid_select(grid_counts(published_records(release), conditions))  # each condition counted once
 
     #: standard errors beyond which the share of unchanged values contradicts independence
     Z_LIMIT = 4.0

@@ -101,7 +101,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism
+from .base import Mechanism, grid_select
 
 #: histograms (partitions x domain) larger than this switch to a sort per attribute
 _HIST_CELLS = 20_000_000
@@ -404,7 +404,12 @@ def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray, domains) -
     rows, inv = unique_rows(values)
     if 2 * len(rows) > len(values):
         return None
-    per_value = _per_value_sparse(boxes, batch.attrs, rows, domains)
+    return select(per_value_rows(boxes, batch.attrs, rows, domains), sa, rows=inv.ravel())
+
+
+def per_value_rows(boxes: Boxes, attrs: tuple[int, ...], rows: np.ndarray, domains) -> np.ndarray:
+    """(U, m): every SA value's estimate for each distinct value row of ``attrs`` (:func:`_estimate_shared`)."""
+    per_value = _per_value_sparse(boxes, attrs, rows, domains)
     if per_value is None:
         G = len(boxes.size)
         st_t = boxes.st.T.tocsr()
@@ -413,7 +418,7 @@ def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray, domains) -
         for start in range(0, len(rows), step):
             block = rows[start:start + step]
             prod = np.ones((G, len(block)))
-            for j, a in enumerate(batch.attrs):
+            for j, a in enumerate(attrs):
                 v = block[:, j]
                 if boxes.numeric[a]:
                     prod *= (boxes.lo[:, a][:, None] <= v[None, :]) & (v[None, :] <= boxes.hi[:, a][:, None])
@@ -422,7 +427,7 @@ def _estimate_shared(boxes: Boxes, batch: QueryBatch, sa: np.ndarray, domains) -
                     prod *= dense[:, v] if dense is not None else boxes.sets[a][:, v].toarray()
                 prod /= boxes.dom[:, a][:, None]
             per_value[start:start + step] = np.asarray(st_t @ prod).T
-    return select(per_value, sa, rows=inv.ravel())
+    return per_value
 
 
 #: :func:`_per_value_sparse` is used while the (row, group) pairs it reads are at most this share of rows x groups
@@ -870,6 +875,15 @@ class Mondrian(Mechanism):
 
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         return estimate_boxes(release.state["boxes"], batch, release.state["domains"])
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`estimate` of the grid from each distinct condition's row of estimates (its shared pass)."""
+        conditions = np.asarray(conditions, dtype=np.int64)
+        if m < 2 or not conditions.shape[1] or release.state["boxes"].size.size == 0:  # not the shared pass's case
+            return super().estimate_grid(release, conditions, m, rng)
+        rows, inv = unique_rows(conditions)
+        per_value = per_value_rows(release.state["boxes"], tuple(range(rows.shape[1])), rows, release.state["domains"])
+        return grid_select(per_value)[inv.ravel()]
 
 
 MECHANISMS = [Mondrian()]

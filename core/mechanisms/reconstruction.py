@@ -111,7 +111,7 @@ from ..engine.protocol import Chunk, Plan, ranks
 from ..release import Release
 from ..table import Dataset
 from .base import Mechanism, observed
-from .uniform import RHO1, RHO2, Uniform, check_rho, mle, perturb, perturb_keyed
+from .uniform import RHO1, RHO2, Uniform, check_rho, grid_mle, mle, perturb, perturb_keyed
 
 __all__ = [
     "FAMILIES",
@@ -993,6 +993,9 @@ class Reconstruction(Mechanism):
         # the UP estimator on the published table (seed 001 §3.1, Lemma 1; Theorem 5.18)
         o, size = observed(release, batch)
         return mle(o, size, batch.sa.sum(axis=1), release.state["p"], release.state["m"])
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        return grid_mle(release, conditions)  # UP's estimator, each condition counted once
 
 
 MECHANISMS = [Reconstruction()]

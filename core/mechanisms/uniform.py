@@ -36,7 +36,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import Release
 from ..table import Dataset
-from .base import Mechanism, observed
+from .base import Mechanism, grid_counts, grid_select, observed, published_records
 
 RHO1 = Param("rho1", "ρ₁", "Prior belief bound: values believed with at most this probability beforehand are protected.",
              1 / 13, low=0, high=1, closed="neither", step=0.005, safer="higher", paper="seed 002 §6.2: 1/13")
@@ -145,6 +145,17 @@ def mle(observed_count: np.ndarray, set_size: np.ndarray, selected: np.ndarray, 
     return (observed_count - selected * set_size * (1 - p) / m) / p
 
 
+def grid_mle(release: Release, conditions: np.ndarray) -> np.ndarray:
+    """(C, m): UP's estimate of each (condition, SA value) of the risk's grid (:meth:`Mechanism.estimate_grid`).
+
+    :func:`mle` of each value's published count with the condition's whole
+    published count as the set size and one selected value, as
+    :meth:`Uniform.estimate` computes it query by query.
+    """
+    counts = grid_counts(published_records(release), conditions)
+    return mle(grid_select(counts), counts.sum(axis=1)[:, None], 1, release.state["p"], release.state["m"])
+
+
 class Uniform(Mechanism):
     name = "uniform"
     title = "Uniform perturbation (UP)"
@@ -201,6 +212,10 @@ class Uniform(Mechanism):
     def estimate(self, release: Release, batch: QueryBatch, rng: np.random.Generator) -> np.ndarray:
         o, size = observed(release, batch)
         return mle(o, size, batch.sa.sum(axis=1), release.state["p"], release.state["m"])
+
+    def estimate_grid(self, release: Release, conditions: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`estimate` of the grid, each condition counted once (one value selected: ``selected`` = 1)."""
+        return grid_mle(release, conditions)
 
     # ---------------------------------------------------------- guarantee
     def promise(self, values: Mapping[str, Any]) -> str:
