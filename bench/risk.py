@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/risk.py                     # the speed table (Adult, census 1M, the Adult map)
     .venv/bin/python bench/risk.py --skip-1m           # without the 1M-row table
+    .venv/bin/python bench/risk.py --skip-wide         # without hospital:3000's 749 sensitive values
     .venv/bin/python bench/risk.py --anonymeter        # reference figures from anonymeter itself
     .venv/bin/python bench/risk.py --table             # the releases table: verdict, risk, anonymeter, counts
     .venv/bin/python bench/risk.py --singling-out      # singling-out reference figures from anonymeter itself
@@ -346,7 +347,7 @@ def _median_time(fn, repeat: int, warm: bool = True) -> tuple[float, float]:
     return statistics.median(wall), statistics.median(cpu)
 
 
-def speed(repeat: int, skip_1m: bool, mechanism: str) -> list[tuple[str, float, float, float | None]]:
+def speed(repeat: int, skip_1m: bool, mechanism: str, skip_wide: bool = False) -> list[tuple[str, float, float, float | None]]:
     from core import risk
     from core.table import load_dataset
 
@@ -361,6 +362,26 @@ def speed(repeat: int, skip_1m: bool, mechanism: str) -> list[tuple[str, float, 
         rows.append((f"assess {mechanism}, census ({big.n:,} rows, {risk.DEFAULT_ATTACKS:,} attacks)",
                      *_median_time(lambda: risk.assess(big, mechanism, {}, SEED), max(1, repeat // 2)),
                      MILLION_TARGET))
+    if not skip_wide:
+        wide = load_dataset("hospital:3000", "diagnosis")
+        peak = []
+
+        def every_mechanism():
+            import tracemalloc
+
+            from core.mechanisms import MECHANISMS
+
+            tracemalloc.start()
+            try:
+                for name in MECHANISMS:
+                    risk.assess(wide, name, {}, SEED, singling=False)
+                peak.append(tracemalloc.get_traced_memory()[1] / 2**20)
+            finally:
+                tracemalloc.stop()
+
+        wall, cpu = _median_time(every_mechanism, repeat)
+        rows.append((f"assess all 11, hospital:3000 ({wide.m} SA values; arrays' peak {max(peak):,.0f} MB)",
+                     wall, cpu, None))
     rows.append((f"map on Adult: every sweep, with the risk scale ({risk.MAP_ATTACKS} attacks a point)",
                  *_median_time(lambda: _adult_map(adult, risk.MAP_ATTACKS), 1, warm=False), MAP_TARGET))
     rows.append(("map on Adult: every sweep, without it (as before issue 22)",
@@ -383,6 +404,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--mechanism", default="uniform")
     ap.add_argument("--skip-1m", action="store_true")
+    ap.add_argument("--skip-wide", action="store_true", help="without the table of 749 sensitive values (hospital)")
     ap.add_argument("--anonymeter", action="store_true", help="write the anonymeter reference figures")
     ap.add_argument("--anon-python", default=str(ROOT / ".venv-anon" / "bin" / "python"))
     ap.add_argument("--refresh-ours", action="store_true",
@@ -411,7 +433,7 @@ def main(argv=None) -> int:
             print(f"{k:45s} {o['verdict']:8s} {o['risk']:.3f} [{o['interval'][0]:.3f}, {o['interval'][1]:.3f}]   "
                   f"{a['risk']:.3f} [{a['interval'][0]:.3f}, {a['interval'][1]:.3f}]")
         return 0
-    rows = speed(args.repeat, args.skip_1m, args.mechanism)
+    rows = speed(args.repeat, args.skip_1m, args.mechanism, args.skip_wide)
     print(f"{'measure':72s} {'wall (s)':>9s} {'cpu (s)':>8s} {'target (s)':>10s} {'ratio':>6s}")
     for name, wall, cpu, target in rows:
         t = "" if target is None else f"{target:10.1f} {wall / target:6.2f}"

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from test_browser import browser, server  # noqa: F401  (the module's fixtures: a server and chromium)
+from test_browser import _quiet, browser, server  # noqa: F401  (the module's fixtures: a server and chromium)
 
 pytestmark = pytest.mark.browser
 
@@ -51,7 +51,7 @@ def test_arrow_right_moves_one_fine_step_from_the_papers_value(server, browser, 
         # the rerun ends with the server holding the new value (the thumb is redrawn from it)
         state = '() => document.querySelector(\'[data-testid="stApp"]\').getAttribute("data-test-script-state")'
         assert _wait(lambda: page.evaluate(state) == "notRunning", 120)
-        time.sleep(1.0)
+        _quiet(page, 1.0)  # and no run has started for a second since: a later run would have redrawn it
         assert thumb.get_attribute("aria-valuetext") == after
         assert _wait(lambda: sidebar_has(page, link.replace("=", " = ")), 30) or link in page.url
     finally:

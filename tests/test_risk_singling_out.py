@@ -97,6 +97,30 @@ def test_enumeration_matches_brute_force(seed):
     assert got == expect
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_two_thresholds_isolate_exactly_the_rows_counting_finds(seed):
+    """The quadrant rule for two numeric QIs (so._isolating_pair) against counting every predicate."""
+    rng = np.random.default_rng(seed)
+    sizes = (int(rng.integers(4, 12)), int(rng.integers(1, 4)), int(rng.integers(8, 30)), int(rng.integers(1, 5)))
+    space = _space(4, sizes, numeric=(0, 2))
+    if seed % 2:  # two codes with one value (labels "7" and "7.0"): equal as numbers
+        space = so.Columns(space.names, (space.values[0], None, np.floor(np.arange(sizes[2]) / 2.0), None), sizes)
+    n = int(rng.integers(40, 250))
+    isolated = 0
+    rows = np.stack([rng.integers(0, s, n) for s in space.sizes], axis=1)
+    rows[: n // 10] = rows[n // 10: 2 * (n // 10)]  # exact duplicates: never isolated
+    for cols in ((0, 2), (0, 1, 2), (0, 2, 3), (0, 1, 2, 3)):
+        who = rng.choice(n, size=min(n, 120), replace=False)
+        ops = np.where(np.isin(cols, (0, 2)), rng.choice([so.GE, so.LE], (len(who), len(cols))), so.EQ)
+        numeric = [i for i, j in enumerate(cols) if j in (0, 2)]
+        fast = so._isolating_pair(rows, who, cols, ops, space, numeric)
+        p = so.Predicates(np.tile(np.asarray(cols), (len(who), 1)), ops, rows[who][:, list(cols)])
+        np.testing.assert_array_equal(fast, so.count_brute_force(rows, p, space) == 1)
+        assert (~fast).any()
+        isolated += int(fast.sum())
+    assert isolated > 0
+
+
 def _holds(rows, preds, q, space):
     ok = np.ones(len(rows), bool)
     for j, op, c in zip(preds.cols[q], preds.ops[q], preds.codes[q]):
