@@ -60,12 +60,12 @@ import math
 from . import ambiguity_algorithm as amb
 from .. import guarantee as G
 from ..engine import memo as _memo
-from ..counting import QueryBatch, select, unique_rows
+from ..counting import QueryBatch, select
 from ..errors import NotEligible, clip
 from ..params import Param
 from ..release import CodedTable, Published, Release
 from ..table import Dataset
-from .base import Mechanism, grid_counts, grid_select
+from .base import Mechanism, grid_counts, grid_of_rows, grid_select
 
 ALPHA = Param("alpha", "α", "Presence bound: an adversary who knows a person's QI values believes the person is in "
               "the data with probability at most α.", 0.1, low=0.001, high=1, closed="right", step=0.005,
@@ -383,9 +383,8 @@ class Ambiguity(_Grouped):
         conditions = np.asarray(conditions, dtype=np.int64)
         if m < 2 or not conditions.shape[1]:  # not the shared pass's case
             return super().estimate_grid(release, conditions, m, rng)
-        rows, inv = unique_rows(conditions)
-        per_value = self.index(release).per_value_rows(tuple(range(rows.shape[1])), rows)
-        return grid_select(per_value)[inv.ravel()]
+        index, attrs = self.index(release), tuple(range(conditions.shape[1]))
+        return grid_of_rows(lambda rows: index.per_value_rows(attrs, rows), conditions)
 
 
 class PriView(_Grouped):

@@ -40,12 +40,12 @@ the release's verdict.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from .. import params as _params
-from ..counting import QueryBatch, Records, select
+from ..counting import QueryBatch, Records, select, unique_rows
 from ..errors import NotEligible, WorkbenchError
 from ..guarantee import Verdict
 from ..release import CodedTable, Published, Release
@@ -168,7 +168,6 @@ class Mechanism:
         diagnoses, where the grid holds ``C * m``.
         """
         return np.asarray(self.estimate_many(release, [grid_batch(conditions, m)], rng)[0], float).reshape(-1, m)
-
 
     # ---------------------------------------------------------- guarantee
     def promise(self, values: Mapping[str, Any]) -> str:
@@ -325,6 +324,17 @@ def grid_select(counts: np.ndarray) -> np.ndarray:
         return counts + 0.0
     c, m = counts.shape
     return select(np.repeat(counts, m, axis=0), np.tile(np.eye(m, dtype=bool), (c, 1))).reshape(c, m)
+
+
+def grid_of_rows(per_value_rows: Callable[[np.ndarray], np.ndarray], conditions: np.ndarray) -> np.ndarray:
+    """(C, m) from an estimator's shared pass ``per_value_rows(rows)``: (U, m) for the distinct condition rows.
+
+    What Mondrian's and Ambiguity's estimators do with a batch that repeats
+    its value rows (they select each query's value from its row's
+    estimates), without the batch.
+    """
+    rows, inv = unique_rows(np.asarray(conditions, dtype=np.int64))
+    return grid_select(per_value_rows(rows))[inv.ravel()]
 
 
 def observed(release: Release, batch: QueryBatch, table: str = "release") -> tuple[np.ndarray, np.ndarray]:

@@ -101,7 +101,7 @@ from ..engine.combos import Combos
 from ..engine.protocol import Chunk, Plan
 from ..release import CodedTable, Release
 from ..table import Dataset
-from .base import Mechanism, grid_select
+from .base import Mechanism, grid_of_rows
 
 #: histograms (partitions x domain) larger than this switch to a sort per attribute
 _HIST_CELLS = 20_000_000
@@ -881,9 +881,8 @@ class Mondrian(Mechanism):
         conditions = np.asarray(conditions, dtype=np.int64)
         if m < 2 or not conditions.shape[1] or release.state["boxes"].size.size == 0:  # not the shared pass's case
             return super().estimate_grid(release, conditions, m, rng)
-        rows, inv = unique_rows(conditions)
-        per_value = per_value_rows(release.state["boxes"], tuple(range(rows.shape[1])), rows, release.state["domains"])
-        return grid_select(per_value)[inv.ravel()]
+        boxes, attrs = release.state["boxes"], tuple(range(conditions.shape[1]))
+        return grid_of_rows(lambda rows: per_value_rows(boxes, attrs, rows, release.state["domains"]), conditions)
 
 
 MECHANISMS = [Mondrian()]
