@@ -837,6 +837,9 @@ def _apply_header(raw: pd.DataFrame, name: str, header: bool, names: Sequence[st
             frame = frame.iloc[:, :-1]
             found = found[:-1]
             width -= 1
+        if names is None and all(len(n) >= 2 and n[0] == n[-1] == "'" for n in found):
+            frame = _unquote_single(frame, found, notes)
+            found = [n[1:-1].strip() for n in found]
         if names is None and width > 1 and not found[0] and all(found[1:]):
             # R's write.csv: the row names in a first column whose header cell is empty (issue 23 §3)
             found[0] = next(c for c in ("row", *(f"row_{i}" for i in range(2, width + 2))) if c not in found)
@@ -858,6 +861,30 @@ def _apply_header(raw: pd.DataFrame, name: str, header: bool, names: Sequence[st
     if dupes:
         raise DataError(f"'{name}' has two columns named '{dupes[0]}'; give every column its own name.")
     frame.columns = found
+    return frame
+
+
+def _unquote_single(frame: pd.DataFrame, found: list[str], notes: list[str]) -> pd.DataFrame:
+    """A header whose every name is in single quotes (``'age'``, as some statistics packages write): the names,
+    and each column whose every value is quoted the same way, are read without the quotes, and a note says so.
+
+    Choice: single quotes are taken as quoting only when the whole header
+    uses them; elsewhere an apostrophe is part of the text (``O'Brien``).
+    """
+    unquoted = []
+    for j in range(frame.shape[1]):
+        col = frame.iloc[:, j]
+        if not len(col) or not (col.dtype == object or pd.api.types.is_string_dtype(col)):
+            continue
+        text = col.astype(str).str.strip()
+        filled = ~col.map(_blank)
+        if filled.any() and (text[filled].str.len().ge(2) & text[filled].str.startswith("'")
+                             & text[filled].str.endswith("'")).all():
+            frame.iloc[:, j] = col.where(~filled, text.str[1:-1])
+            unquoted.append(found[j][1:-1].strip())
+    notes.append("The column names were written in single quotes ('name'); they are read without them"
+                 + (f", and so are the values of {', '.join(clip(u, 40) for u in unquoted[:5])}"
+                    + (" ..." if len(unquoted) > 5 else "") if unquoted else "") + ".")
     return frame
 
 
