@@ -909,7 +909,17 @@ def published_rows(release: Release, data: Dataset, rng: np.random.Generator) ->
       drawn with it); the join an attacker without the mechanism makes;
     * Ambiguity (one table per QI) and Laplace (answers only) publish no
       rows per person: None.
+
+    None too for a release of no rows (every record held back: Ambiguity on
+    a small table with one QI): there is no row to read, and the
+    mechanism's attacker alone is scored.
     """
+    view = _published_rows(release, data, rng)
+    return None if view is None or not len(view.sa) else view
+
+
+def _published_rows(release: Release, data: Dataset, rng: np.random.Generator) -> RowView | None:
+    """:func:`published_rows`, empty or not."""
     qi, sa = list(data.qi), data.sa
     tables = release.tables
     for t in tables.values():

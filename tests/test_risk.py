@@ -123,3 +123,20 @@ def test_the_attack_shares_each_groups_product_and_answers_as_one_query_at_a_tim
         alone[rows] = mechanisms.estimate(rel, [batch.take(rows)])  # distinct rows: the per-value pass
     assert together.sum() > 0
     np.testing.assert_allclose(together, alone, rtol=1e-9, atol=1e-9)
+
+
+def test_a_release_of_no_rows_is_scored_by_the_mechanisms_attacker_alone():
+    """Ambiguity holds every record back on a small one-QI table (ANES 1996: age and income): nothing to read."""
+    from core.table import load_dataset
+
+    rng = np.random.default_rng(1)
+    rows = zip(rng.integers(18, 91, 900), rng.integers(1, 25, 900))
+    data = load_dataset(("age,income\n" + "".join(f"{a},{i}\n" for a, i in rows)).encode(), "income", ["age"],
+                        filename="anes.csv")
+    release = mechanisms.sanitize(data, "ambiguity", {"beta": 0.1}, 0)
+    assert release.rows_out == 0
+    assert risk.published_rows(release, data, np.random.default_rng(0)) is None
+    a = risk.assess(data, "ambiguity", {"beta": 0.1}, 0, attacks=200)
+    assert [b.attacker for b in a.by] == ["mechanism"] and 0 <= a.signed.high <= 1
+    with_rows = mechanisms.sanitize(data, "anatomy", {}, 0)  # a release with rows is still read
+    assert risk.published_rows(with_rows, data, np.random.default_rng(0)) is not None
