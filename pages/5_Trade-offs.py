@@ -298,12 +298,14 @@ with c3:
 t.update(risk=risk_key, utility=util_key, log=bool(log_y))
 front = pareto(points, risk_key, util_key)
 titles = {n: MECHANISMS[n].title for n in MECHANISMS}
-fig = figures.risk_utility_map(points, front, risk_key, util_key, titles, log_y=log_y)
-event = chart(fig, key="chart_map", on_select="rerun", selection_mode="points")
-if points and all(getattr(p, util_key) is None for p in points):
+if points and all(getattr(p, util_key) is None for p in points):  # said in place of an empty chart
+    event = None
     st.info(f"No setting has a value on the utility axis ({figures.UTILITY_MEASURES[util_key]}): on this table of "
             f"{data.n:,} records no query of the workload falls in that band (e.g. no count above 10 for the "
             "large-count error), so the map has nothing to draw on it; choose another utility axis.")
+else:
+    fig = figures.risk_utility_map(points, front, risk_key, util_key, titles, log_y=log_y)
+    event = chart(fig, key="chart_map", on_select="rerun", selection_mode="points")
 mode = data.sa_counts.max() / data.n
 per_answer = {titles[m]: note for m in dict.fromkeys(points[i].mechanism for i in front)
               if (note := per_answer_budget(m)) is not None}
