@@ -369,7 +369,8 @@ if pts:
         selected = points[idx]
 st.subheader("Details of a point")
 if selected is None:
-    st.caption("Click a point on the map to see its measures here.")
+    st.caption("Click a point on the map to see its measures here." if event is not None else
+               "Choose a utility axis the map can draw, then click a point on it to see its measures here.")
 else:
     mech = MECHANISMS[selected.mechanism]
     st.markdown(f"**{md(mech.title)}** at " + md(", ".join(f"{k} = {param_text(v)}" for k, v in selected.params.items())

@@ -77,6 +77,7 @@ def test_every_page_works_on_small_and_two_column_tables(name, banded):
             if name == "two.csv" and not banded:  # no count above 10: the empty map says why, in place of a chart
                 assert any("nothing to draw" in i.value for i in at.info)
                 assert "chart_map" not in charts(at)
+                assert any("Choose a utility axis the map can draw" in c.value for c in at.caption)
         if banded and title == "Sanitize":
             assert "Banded: age (equal width 10)" in " ".join(str(c.value) for c in at.sidebar.caption)
 
