@@ -19,6 +19,7 @@ from pages.ui.fmt import is_number, md, number
 from pages.ui.params import param_inputs, summary
 from pages.ui.pins import pin_bar
 from pages.ui.charts import chart
+from pages.ui.layout import slot
 
 ui.page_setup("Sanitize", "🧪")
 ss = st.session_state
@@ -56,7 +57,8 @@ def _derive(raw):
     return mech.derived(data, mech.resolve(raw))
 
 
-raw = param_inputs(mech.params, state.mech_params(name), ns, derive=_derive)
+with slot():  # an "automatically" box ticked draws a caption for its slider
+    raw = param_inputs(mech.params, state.mech_params(name), ns, derive=_derive)
 state.set_mech_params(name, raw)
 
 paper = state.suggestion(name)  # a toy table's paper uses exact values the sliders cannot hit (1/3, 2/3)
@@ -89,7 +91,8 @@ with s2:
               help="Draw a seed from the operating system's entropy.")
 ss[state.SEED] = int(seed)
 state.record_history()
-pin_bar()
+with slot():  # a message after a pin or an undo, the pins' list once there are some
+    pin_bar()
 ui.sidebar_status()
 state.sync_url()
 
@@ -101,15 +104,16 @@ except WorkbenchError as exc:
     st.stop()
 
 numbers = {k: v for k, v in derived.items() if is_number(v)}
-if numbers:
-    st.markdown("**Derived values** (computed from the parameters and this table)")
-    per_row = min(3, len(numbers))  # four to a row cut long labels and values ("⌊|T| / …", "0.001165 (0.…")
-    keys = list(numbers)
-    for start in range(0, len(keys), per_row):
-        cols = st.columns(per_row)
-        for col, key in zip(cols, keys[start:start + per_row]):
-            label, text, helps = uidata.metric_parts(key, numbers[key], name)
-            col.metric(label, text, help=helps)
+with slot():  # how many derived values there are depends on the parameters
+    if numbers:
+        st.markdown("**Derived values** (computed from the parameters and this table)")
+        per_row = min(3, len(numbers))  # four to a row cut long labels and values ("⌊|T| / …", "0.001165 (0.…")
+        keys = list(numbers)
+        for start in range(0, len(keys), per_row):
+            cols = st.columns(per_row)
+            for col, key in zip(cols, keys[start:start + per_row]):
+                label, text, helps = uidata.metric_parts(key, numbers[key], name)
+                col.metric(label, text, help=helps)
 
 # ------------------------------------------------------------------ eligibility
 def _apply(sugg: dict) -> None:
@@ -132,8 +136,9 @@ def _fix_button(verdict, key: str) -> bool:
 verdict_args = (data, data.key, name, cached.items(values), int(seed))
 searching = None  # the nearest setting that meets the guarantee, while it is looked for behind the page
 verdict = None
+working = slot()  # the spinners: one place on the page whether the verdict is checked first or not
 if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*verdict_args):
-    with st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
+    with working, st.spinner(f"Checking {mech.title} on {data.n:,} records…"):
         verdict = cached.verdict(*verdict_args)
     if verdict.outcome == guarantee.CANNOT_RUN:
         unchecked = verdict.suggestion and not verdict.suggestion.get("verified")
@@ -142,7 +147,7 @@ if not cached.eligibility(*verdict_args[:4])[0] or cached.verdict.is_cached(*ver
         st.stop()
 
 # ------------------------------------------------------------------ release
-with st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
+with working, st.spinner(f"Sanitizing {data.n:,} records with {mech.title}…"):
     try:
         release = cached.release(*verdict_args)
     except WorkbenchError as exc:
@@ -188,8 +193,10 @@ def _verdict_box(verdict, pending: str | None = None) -> bool:
     return False if pending else _fix_button(verdict, "w_verdict_fix")
 
 
+verdict_slot = slot()  # the verdict with or without its fix button, or the poll for the fix
 if searching is None:
-    _verdict_box(verdict)
+    with verdict_slot:
+        _verdict_box(verdict)
 else:
     @st.fragment(run_every=uirisk.POLL_SECONDS)
     def _searching(future=searching, verdict=verdict) -> None:
@@ -221,12 +228,14 @@ else:
             return
         _verdict_box(verdict, pending="Looking for the nearest setting that meets it…")
 
-    _searching()
-for text in verdict.notes:
-    st.caption(md(text))
-for note in release.notes:
-    if note not in verdict.explains:  # each message once: the verdict already says these
-        st.info(md(note))
+    with verdict_slot:
+        _searching()
+with slot():  # as many notes as this setting has
+    for text in verdict.notes:
+        st.caption(md(text))
+    for note in release.notes:
+        if note not in verdict.explains:  # each message once: the verdict already says these
+            st.info(md(note))
 
 # the manifest's risk block, beside the verdict (behind the page; its poll leaves the page's rerun to the search's
 # fragment while the search runs)
@@ -248,8 +257,9 @@ with right:
             with tab:
                 st.dataframe(uidata.sa_first(table.to_frame(20), data.sa), hide_index=True,
                              key=f"preview_release_{tname}", placeholder="")
+shuffled = slot()  # the caption below is drawn for some settings only
 if any(len(t) == data.n for t in release.tables.values()):
-    st.caption("Published rows are shuffled, so row 1 on the right is not row 1 on the left: "
+    shuffled.caption("Published rows are shuffled, so row 1 on the right is not row 1 on the left: "
                "compare distributions, not rows.")
 
 counts = uidata.release_sa_counts(release, data)

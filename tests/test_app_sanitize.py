@@ -431,3 +431,49 @@ def test_a_table_above_the_measurement_limits_says_so_at_once(monkeypatch):
     no_exception(at)
     captions = " ".join(c.value for c in at.caption)
     assert "Measuring the risk" in captions and "Measuring how far a published count lies" in captions
+
+
+def _places(at) -> dict:
+    """Where each table, chart and download button sits in the page: ``(kind, n-th of its kind) -> path``."""
+    out, seen = {}, {}
+
+    def walk(node, path):
+        for i, child in getattr(node, "children", {}).items():
+            kind = getattr(child, "type", None)
+            if kind in {"dataframe", "table", "plotly_chart", "download_button", "code"}:
+                n = seen[kind] = seen.get(kind, -1) + 1
+                out[(kind, n)] = path + (i,)
+            walk(child, path + (i,))
+
+    walk(at.main, ())
+    return out
+
+
+@pytest.mark.slow
+def test_the_page_below_a_changing_section_keeps_its_place(monkeypatch):
+    """pages.ui.layout.slot: the browser pairs the elements of a rerun with the last run's by their place, and
+    rebuilds every element that moved.  The risk's poll in place of the measured risk (fewer elements), or the
+    verdict's poll in place of the verdict and its fix button, moved the previews, the chart and the tables below
+    them, and chromium rebuilt them on every slider move.  Whatever those sections draw, the rest stays put."""
+    from concurrent.futures import Future
+
+    from pages.ui import cached
+
+    query = {"mech": "mondrian", "seed": "5"}  # its defaults fail the guarantee: the verdict has a fix button
+    monkeypatch.setenv("WORKBENCH_RISK", "inline")
+    measured = app(PAGE, query=query)
+    no_exception(measured)
+    assert any(b.key == "w_verdict_fix" for b in measured.button)
+    assert [m for m in measured.metric if m.label == "Added risk"]
+    places = _places(measured)
+    assert {k for k, _ in places} >= {"dataframe", "table", "plotly_chart", "download_button", "code"}
+
+    monkeypatch.setenv("WORKBENCH_RISK", "background")
+    monkeypatch.setenv("WORKBENCH_VERDICT_SEARCH", "background")
+    monkeypatch.setattr(cached, "in_background", lambda func, *args: Future())  # nothing behind the page comes in
+    waiting = app(PAGE, query={**query, "seed": "6"})  # another seed: nothing of it is cached yet
+    no_exception(waiting)
+    assert not any(b.key == "w_verdict_fix" for b in waiting.button)
+    assert any("Looking for the nearest setting" in w.value for w in waiting.warning)
+    assert any("Measuring the risk" in c.value for c in waiting.caption)
+    assert _places(waiting) == places

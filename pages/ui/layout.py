@@ -120,6 +120,23 @@ def focus_style() -> None:
 NOTES_SHOWN = "wb_url_notes_shown"
 
 
+def slot():
+    """A container that takes one place on the page, however many elements are drawn in it: ``with slot(): ...``.
+
+    Streamlit's browser client pairs each element of a rerun with the
+    previous run's element at the same position in the same container.  When
+    a section draws more or fewer elements than it did in the previous run (a
+    message, a note, a fragment waiting for a result in place of the
+    result), every element after it moves to another position, and the
+    browser builds each of them anew instead of updating it.  On Sanitize a
+    slider move rebuilt both previews and the chart that way (the risk
+    section's poll in place of the measured risk): chromium took 0.4-0.5 s
+    for the move, 0.24-0.31 s when nothing moved.  A section whose number of
+    elements changes from run to run is drawn in a slot.
+    """
+    return st.container()
+
+
 def page_setup(title: str, icon: str) -> None:
     """``st.set_page_config`` (wide), shared state, and notes about ignored link values."""
     _leave_pages_folder_mode()

@@ -24,6 +24,7 @@ import streamlit as st
 from core import api
 from pages.ui import cached, state
 from pages.ui.fmt import md
+from pages.ui.layout import slot
 
 
 def block(args: tuple, verdict=None) -> dict[str, Any]:
@@ -153,6 +154,11 @@ def section(args: tuple, verdict=None, searching: Callable[[], bool] | None = No
     this poll draws what came in and leaves the page's rerun to it (one full rerun, by whichever ends last).
     """
     st.subheader("Its measured risk")
+    with slot():  # the measured risk, or its poll: one place on the page either way
+        _section_body(args, verdict, searching)
+
+
+def _section_body(args: tuple, verdict, searching: Callable[[], bool] | None) -> None:
     now, people = ready(args), ready(args, cached.people)
     if now is not None and people is not None:
         draw(now, verdict)
