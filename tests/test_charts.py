@@ -117,20 +117,22 @@ def _kinds():
 
 @pytest.mark.parametrize("name, fig", list(_kinds()), ids=lambda v: v if isinstance(v, str) else "")
 def test_the_unvalidated_copy_draws_what_the_validated_one_did(name, fig):
-    """pages.ui.charts.layout_copy skips plotly's second validation: the laid-out figure is the same, key for key."""
+    """pages.ui.charts.tidied_copy skips plotly's second validation and its relayout: the laid-out figure is the
+    same, key for key."""
     import json
 
     import plotly.io as pio
 
-    from pages.ui.charts import layout_copy
+    from pages.ui.charts import tidied_copy
 
     validated = json.loads(pio.to_json(figures.tidy(go.Figure(fig)), validate=False))
-    copied = json.loads(pio.to_json(figures.tidy(layout_copy(fig)), validate=False))
+    copied = json.loads(pio.to_json(tidied_copy(fig), validate=False))
     assert copied == validated
-    assert copied["layout"]["margin"]["t"] > 0  # tidy ran on the copy
+    assert copied["layout"]["margin"]["t"] > 0  # tidied
     before = json.loads(pio.to_json(fig, validate=False))
-    figures.tidy(layout_copy(fig))
+    tidied_copy(fig)
     assert json.loads(pio.to_json(fig, validate=False)) == before  # the figure given is left as it was
-    out = layout_copy(fig)
-    assert figures.figure_summary(out) == figures.figure_summary(go.Figure(fig))
-    assert figures.figure_table(out).equals(figures.figure_table(go.Figure(fig)))
+    out = tidied_copy(fig)
+    tidied = figures.tidy(go.Figure(fig))
+    assert figures.figure_summary(out) == figures.figure_summary(tidied)
+    assert figures.figure_table(out).equals(figures.figure_table(tidied))
