@@ -156,8 +156,9 @@ def page_setup(title: str, icon: str) -> None:
         ss[state.URL_NOTES] = []  # said in the run before; this run is the steward's
         ss[NOTES_SHOWN] = False
     ss[state.URL_NOTES] = [*(ss.get(state.URL_NOTES) or []), *link_column_notes()]
-    for note in ss[state.URL_NOTES]:
-        st.warning(md(note))
+    with slot():  # said until the steward acts, then gone: the page below keeps its place (see slot)
+        for note in ss[state.URL_NOTES]:
+            st.warning(md(note))
     if ss[state.URL_NOTES]:
         ss[NOTES_SHOWN] = True
 
