@@ -393,42 +393,34 @@ def band_errors(bands: Sequence[str], errors: Mapping[str, Sequence[float | None
     (``None`` when the band has no query); a key that is a mechanism's name
     or title gets the mechanism's fixed colour (:data:`MECHANISM_COLOURS`).
     """
-    fig = go.Figure()
+    bars = []
     for i, (name, values) in enumerate(errors.items()):
         y = np.array([np.nan if v is None else float(v) for v in values])
         shown = user_text(name)  # a pin's name is user text: shown as typed, never as markup
-        fig.add_trace(go.Bar(
+        bars.append(go.Bar(
             x=list(bands), y=y, name=shown, marker_color=mechanism_colour(name) or PALETTE[i % len(PALETTE)],
             marker_pattern_shape=palette.pattern(i),  # series told apart by pattern too, not by colour alone
             hovertemplate=f"{shown}<br>%{{x}}: mean relative error %{{y:.3g}}<extra></extra>",
         ))
-    fig.update_layout(barmode="group")
-    fig.update_xaxes(type="category")
-    _base(fig, "Mean relative error by query band", "query band (true count or selectivity)",
-          "mean relative error" + (" (log scale)" if log_y else ""))
-    if log_y:
-        fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+    return _base(bars, "Mean relative error by query band", "query band (true count or selectivity)",
+                 "mean relative error" + (" (log scale)" if log_y else ""), barmode="group", x={"type": "category"},
+                 y={"type": "log", "exponentformat": "power"} if log_y else None)
 
 
 def sweep_errors(x: Sequence[float], errors: Mapping[str, Sequence[float | None]], x_label: str,
                  log_y: bool = True, log_x: bool = False) -> go.Figure:
     """Lines: mean relative error per band (one line each) against a swept parameter."""
-    fig = go.Figure()
+    lines = []
     for i, (band, values) in enumerate(errors.items()):
         y = np.array([np.nan if v is None else float(v) for v in values])
-        fig.add_trace(go.Scatter(
+        lines.append(go.Scatter(
             x=list(x), y=y, name=band, mode="lines+markers",
             line={"color": PALETTE[i % len(PALETTE)]},
             hovertemplate=f"{band}<br>{x_label} = %{{x:.4g}}<br>mean relative error %{{y:.3g}}<extra></extra>",
         ))
-    _base(fig, f"Mean relative error by band against {x_label}", x_label,
-          "mean relative error" + (" (log scale)" if log_y else ""))
-    if log_y:
-        fig.update_yaxes(type="log", exponentformat="power")
-    if log_x:
-        fig.update_xaxes(type="log")
-    return fig
+    return _base(lines, f"Mean relative error by band against {x_label}", x_label,
+                 "mean relative error" + (" (log scale)" if log_y else ""), x={"type": "log"} if log_x else None,
+                 y={"type": "log", "exponentformat": "power"} if log_y else None)
 
 
 def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
@@ -448,14 +440,14 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
     idx = np.flatnonzero(keep)
     if len(idx) > max_points:  # thin evenly, deterministic
         idx = idx[np.linspace(0, len(idx) - 1, max_points).astype(int)]
-    fig = go.Figure()
+    traces = []
     for b, name in enumerate(band_names):
         sel = idx[band[idx] == b]
         if not len(sel):
             continue
         # numbers stay numeric arrays (sent packed) and the query texts a plain list: an object array mixing
         # both was serialised value by value and made this the slowest figure of the Query error page
-        fig.add_trace(go.Scattergl(
+        traces.append(go.Scattergl(
             x=true[sel], y=np.maximum(est[sel], floor), mode="markers", name=name,
             marker={"color": PALETTE[b % len(PALETTE)], "size": 5, "opacity": 0.6},
             customdata=est[sel], text=[user_text(text[i]) for i in sel] if text is not None else None,
@@ -465,12 +457,10 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
     if len(idx):
         lo = max(floor, float(min(true[idx].min(), np.maximum(est[idx], floor).min())))
         hi = float(max(true[idx].max(), est[idx].max()))
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="estimate = true",
+        traces.append(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="estimate = true",
                                  line={"color": TRUTH, "dash": "dash", "width": 1}, hoverinfo="skip"))
-    _base(fig, title, "true answer (records, log scale)", "estimated answer (records, log scale)", height=520)
-    fig.update_xaxes(type="log", exponentformat="power")
-    fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+    return _base(traces, title, "true answer (records, log scale)", "estimated answer (records, log scale)",
+                 height=520, x={"type": "log", "exponentformat": "power"}, y={"type": "log", "exponentformat": "power"})
 
 
 # ---------------------------------------------------------------- values against a bound
@@ -605,7 +595,7 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
     with a legend entry saying so.
     """
     titles = titles or {}
-    fig = go.Figure()
+    traces = []
     by_mech: dict[str, list[int]] = {}
     for i, p in enumerate(points):
         by_mech.setdefault(p.mechanism, []).append(i)
@@ -623,7 +613,7 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
             error_x = {"type": "data", "symmetric": False, "color": colour, "thickness": 1,
                        "array": [np.nan if h is None or x is None else h - x for h, x in zip(hi, xs)],
                        "arrayminus": [np.nan if v is None or x is None else x - v for v, x in zip(lo, xs)]}
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=[np.nan if v is None else v for v in xs], y=[np.nan if v is None else v for v in ys],
             error_x=error_x,
             mode="lines+markers", name=titles.get(mech, mech), customdata=idx,
@@ -633,7 +623,7 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
         ))
     failing = [i for i, p in enumerate(points) if getattr(p, "verdict", None) == "fails"]
     if failing:  # hollow and crossed through: a different shape, not only a different fill (WCAG 1.4.1)
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=[np.nan if (v := getattr(points[i], risk)) is None else v for i in failing],
             y=[np.nan if (v := getattr(points[i], utility)) is None else v for i in failing],
             mode="markers", hoverinfo="skip", name="hollow and crossed: does not meet its own guarantee",
@@ -642,14 +632,14 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
     if front:
         fx = [getattr(points[i], risk) for i in front]
         fy = [getattr(points[i], utility) for i in front]
-        fig.add_trace(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto front (best trade-offs)",
+        traces.append(go.Scatter(x=fx, y=fy, mode="lines", name="Pareto front (best trade-offs)",
                                  line={"color": TRUTH, "dash": "dash", "width": 2, "shape": "hv"},
                                  hoverinfo="skip"))
     if chosen is not None:
         x, y = getattr(chosen, risk), getattr(chosen, utility)
         title = titles.get(chosen.mechanism, chosen.mechanism)
         params = ", ".join(f"{key} = {user_text(_short(v))}" for key, v in chosen.params.items()) or "no parameters"
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=[np.nan if x is None else x], y=[np.nan if y is None else y], mode="markers",
             name=f"chosen setting: {title} at {params}",
             marker={"symbol": "star", "size": 22, "color": MECHANISM_COLOURS.get(chosen.mechanism, TRUTH),
@@ -657,12 +647,10 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
             hovertext=["<b>chosen setting</b><br>" + _point_hover(chosen, title)],
             hovertemplate="%{hovertext}<extra></extra>",
         ))
-    _base(fig, "Risk against utility: every mechanism along its main parameter",
-          RISK_MEASURES.get(risk, risk), UTILITY_MEASURES.get(utility, utility) + (" (log scale)" if log_y else ""),
-          height=560)
-    if log_y:
-        fig.update_yaxes(type="log", exponentformat="power")
-    return fig
+    return _base(traces, "Risk against utility: every mechanism along its main parameter",
+                 RISK_MEASURES.get(risk, risk),
+                 UTILITY_MEASURES.get(utility, utility) + (" (log scale)" if log_y else ""), height=560,
+                 y={"type": "log", "exponentformat": "power"} if log_y else None)
 
 
 def _short(v) -> str:
