@@ -260,7 +260,7 @@ with right:
 shuffled = slot()  # the caption below is drawn for some settings only
 if any(len(t) == data.n for t in release.tables.values()):
     shuffled.caption("Published rows are shuffled, so row 1 on the right is not row 1 on the left: "
-               "compare distributions, not rows.")
+                     "compare distributions, not rows.")
 
 counts = uidata.release_sa_counts(release, data)
 if counts is not None:
