@@ -96,7 +96,8 @@ def _sanitize(page) -> tuple[str, str, dict, str]:
     code = page.locator('[data-testid="stCode"]').first
     code.wait_for(timeout=90_000)
     _idle(page)  # the download's file belongs to a finished run, not one a rerun is replacing
-    page.get_by_text("Manifest as JSON").click()  # drawn when opened (pages.ui.lazy): a rerun brings it
+    if not page.locator('[data-testid="stJson"]').count():  # an earlier visit may have left it open: a click closes
+        page.get_by_text("Manifest as JSON").click()  # drawn when opened (pages.ui.lazy): a rerun brings it
     page.locator('[data-testid="stJson"]').first.wait_for(timeout=60_000)
     _idle(page)
     with page.expect_download(timeout=60_000) as info:
