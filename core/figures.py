@@ -95,6 +95,9 @@ def _axes(fig: go.Figure, x: dict | None, y: dict | None) -> dict:
 LEGEND_ON_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1}
 
 
+#: a log axis whose ticks read 10^k
+LOG_AXIS = {"type": "log", "exponentformat": "power"}
+
 def _base(fig: go.Figure | Sequence, title: str, x_label: str, y_label: str, height: int = 420, *,
           legend: dict | None = None, x: dict | None = None, y: dict | None = None, **layout) -> go.Figure:
     """Title, size, margins, legend and axis titles (``x``, ``y``: more for every x or y axis; ``layout``: more
@@ -404,7 +407,7 @@ def band_errors(bands: Sequence[str], errors: Mapping[str, Sequence[float | None
         ))
     return _base(bars, "Mean relative error by query band", "query band (true count or selectivity)",
                  "mean relative error" + (" (log scale)" if log_y else ""), barmode="group", x={"type": "category"},
-                 y={"type": "log", "exponentformat": "power"} if log_y else None)
+                 y=LOG_AXIS if log_y else None)
 
 
 def sweep_errors(x: Sequence[float], errors: Mapping[str, Sequence[float | None]], x_label: str,
@@ -420,7 +423,7 @@ def sweep_errors(x: Sequence[float], errors: Mapping[str, Sequence[float | None]
         ))
     return _base(lines, f"Mean relative error by band against {x_label}", x_label,
                  "mean relative error" + (" (log scale)" if log_y else ""), x={"type": "log"} if log_x else None,
-                 y={"type": "log", "exponentformat": "power"} if log_y else None)
+                 y=LOG_AXIS if log_y else None)
 
 
 def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
@@ -460,7 +463,7 @@ def estimate_scatter(true: np.ndarray, estimates: np.ndarray, band: np.ndarray,
         traces.append(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="estimate = true",
                                  line={"color": TRUTH, "dash": "dash", "width": 1}, hoverinfo="skip"))
     return _base(traces, title, "true answer (records, log scale)", "estimated answer (records, log scale)",
-                 height=520, x={"type": "log", "exponentformat": "power"}, y={"type": "log", "exponentformat": "power"})
+                 height=520, x=LOG_AXIS, y=LOG_AXIS)
 
 
 # ---------------------------------------------------------------- values against a bound
@@ -650,7 +653,7 @@ def risk_utility_map(points: Sequence, front: Sequence[int] = (), risk: str = "i
     return _base(traces, "Risk against utility: every mechanism along its main parameter",
                  RISK_MEASURES.get(risk, risk),
                  UTILITY_MEASURES.get(utility, utility) + (" (log scale)" if log_y else ""), height=560,
-                 y={"type": "log", "exponentformat": "power"} if log_y else None)
+                 y=LOG_AXIS if log_y else None)
 
 
 def _short(v) -> str:
