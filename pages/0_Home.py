@@ -325,7 +325,8 @@ def _rows() -> tuple[list[dict], int, int, int]:
     return rows, checking, measuring, counting
 
 
-def _verdict_table() -> None:
+def _verdict_table(polling: bool = False) -> None:
+    """The verdicts' table; ``polling``: drawn by the fragment that polls it, which ends once every figure is in."""
     rows, checking, measuring, counting = _rows()
     runnable = sum(args is not None for *_, args, _e in entries)
     if checking:
@@ -343,15 +344,13 @@ def _verdict_table() -> None:
                "isolates one person of the table beyond one not in it; shown beside the added risk, not part of "
                "it. A count in people: a true count of 10 (and of 1,000) is published within this many "
                "people of it 95% of the time (the release's own estimator; Query error shows it per band).")
-    if not (checking or measuring or counting) and ss.get("wb_home_risk_polling"):
-        ss["wb_home_risk_polling"] = False
-        state.rerun_page()  # every figure is in: one full run draws the table without polling
+    if polling and not (checking or measuring or counting):
+        state.stop_polling()  # every figure is in and drawn: the table stops polling
 
 
 _now, _checking, _measuring, _counting = _rows()
 if _checking or _measuring or _counting:
-    ss["wb_home_risk_polling"] = True
-    st.fragment(run_every=0.7)(_verdict_table)()
+    st.fragment(run_every=0.7)(_verdict_table)(polling=True)
 else:
     _verdict_table()
 

@@ -205,13 +205,11 @@ else:
         The release and its verdict are drawn at once; the nearest setting
         that meets the guarantee (up to 16 more releases) is looked for on a
         background thread (``cached.in_background``), and this fragment
-        polls it.  When it is there and nothing else is measured behind the
-        page, one full rerun draws the page from the cache with the fix (the
-        same page as when the search ran inline).  While the risk is still
-        measured, the fix is drawn here (the searched verdict differs from the
-        release's only by it) and the risk's poll reruns the page once both
-        are in: one full rerun after a move, not two.  A click on the fix
-        drawn here runs the whole page with the new setting.
+        polls it.  When it is there, the fix is drawn here (the searched
+        verdict differs from the release's only by it) and the poll ends
+        (:func:`state.stop_polling`): the page settles without a second run
+        of the whole page.  A click on the fix drawn here runs the whole
+        page with the new setting.
         """
         if future.done():
             exc = None if future.cancelled() else future.exception()
@@ -220,11 +218,9 @@ else:
             if exc is not None:
                 _verdict_box(verdict, pending=f"The search for the nearest setting that meets it failed "
                                               f"({type(exc).__name__}: {md(exc)}); please report it.")
-                return
-            if not uirisk.pending(verdict_args):
-                state.rerun_page()  # found, and nothing else to wait for: the page again, with the fix
-            if _verdict_box(future.result()):
+            elif _verdict_box(future.result()):
                 st.rerun()  # the steward took the fix: the whole page, at the new setting
+            state.stop_polling()
             return
         _verdict_box(verdict, pending="Looking for the nearest setting that meets it…")
 
@@ -237,9 +233,8 @@ with slot():  # as many notes as this setting has
         if note not in verdict.explains:  # each message once: the verdict already says these
             st.info(md(note))
 
-# the manifest's risk block, beside the verdict (behind the page; its poll leaves the page's rerun to the search's
-# fragment while the search runs)
-uirisk.section(verdict_args, verdict, searching=(lambda f=searching: not f.done()) if searching else None)
+# the manifest's risk block, beside the verdict (measured behind the page and polled, like the search)
+uirisk.section(verdict_args, verdict)
 
 left, right = st.columns(2)
 with left:
@@ -339,7 +334,7 @@ if decision is not None:
     st.caption(f"This is the setting chosen in the decision record ('{md(decision['chosen'])}'): the manifest "
                "carries the record.")
 # the boxes below are drawn only while open (pages.ui.lazy): closed, they cost a slider move nothing
-with lazy.expander("Manifest as JSON", key="w_open_manifest") as open_:
+with lazy.expander("Manifest as JSON", key=uirisk.MANIFEST_BOX) as open_:
     if open_:
         shown_risk = uirisk.ready(verdict_args)
         if shown_risk is None:

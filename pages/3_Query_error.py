@@ -286,8 +286,8 @@ def _in_people(done) -> None:
     """Beside the mean relative errors: a count's 95% interval in people, per band and at 10 and 1,000 (issue 22).
 
     Measured behind the page (:func:`pages.ui.risk.ready`: up to five releases per mechanism, 0.2-0.8 s each on
-    Adult), after the page is drawn; a fragment polls them and, when all are in, the page runs again and draws
-    the table from the cache.  Measured in the run, they held the page's first drawing: opening Query error
+    Adult), after the page is drawn; a fragment polls them and, when all are in, draws the table and ends its
+    timer (:func:`pages.ui.state.stop_polling`).  Measured in the run, they held the page's first drawing: opening Query error
     took 3.6-6.0 s in chromium (issue 27's target for opening a page: 1.5 s).
     """
     if uirisk.mode() == "off":
@@ -303,8 +303,11 @@ def _in_people(done) -> None:
     @st.fragment(run_every=uirisk.POLL_SECONDS)
     def _poll() -> None:
         # ready() again, not only the cache: a measurement cancelled meanwhile is started again, not waited for
-        if all(uirisk.ready(a, cached.people) is not None for a in args):
-            state.rerun_page()  # all measured: the page again, from the cache, without this timer
+        people = [uirisk.ready(a, cached.people) for a in args]
+        if all(p is not None for p in people):
+            _people_table(done, people)
+            state.stop_polling()  # all measured and drawn: the page settles as it is
+            return
         st.caption(f"Measuring how far a published count lies from the true one, in people, for "
                    f"{len(args)} release{'s' * (len(args) != 1)}…")
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 import streamlit as st
 
 from core import api
-from pages.ui import cached, state
+from pages.ui import cached, lazy, state
 from pages.ui.fmt import md
 from pages.ui.layout import slot
 
@@ -58,6 +58,9 @@ def singling_short(b: Mapping[str, Any] | None) -> str:
 #: seconds between the runs of the fragments that poll what the Sanitize page measures behind it (the risk and a
 #: count in people here, the nearest-setting search on the page): what came in is drawn at most this long after
 POLL_SECONDS = 0.3
+
+#: the key of the Sanitize page's "Manifest as JSON" box (:mod:`pages.ui.lazy`), which shows the risk block
+MANIFEST_BOX = "w_open_manifest"
 
 #: the block drawn when the measurement is turned off (``WORKBENCH_RISK=off``): said, never a silent gap
 OFF = {"measured": False, "why": "The risk measurement is turned off on this server (WORKBENCH_RISK=off)."}
@@ -142,23 +145,18 @@ def people_line(p: Mapping[str, Any] | None) -> None:
         st.markdown(f"**A count in people:** {md(text[0].upper() + text[1:])}; method: {md(p['method'])}.")
 
 
-def pending(args: tuple) -> bool:
-    """Whether the risk or the count in people of ``args`` is still measured behind the page (started if not)."""
-    return ready(args) is None or ready(args, cached.people) is None
-
-
-def section(args: tuple, verdict=None, searching: Callable[[], bool] | None = None) -> None:
+def section(args: tuple, verdict=None) -> None:
     """'Its measured risk' and a count in people: drawn at once when cached, else polled from behind the page.
 
-    ``searching``: whether the page's other poll (the nearest-setting search) is still waiting; while it is,
-    this poll draws what came in and leaves the page's rerun to it (one full rerun, by whichever ends last).
+    The poll draws what came in; once both are in, it ends itself (:func:`state.stop_polling`) and the
+    page settles as it is, without a second run of the whole page.
     """
     st.subheader("Its measured risk")
     with slot():  # the measured risk, or its poll: one place on the page either way
-        _section_body(args, verdict, searching)
+        _section_body(args, verdict)
 
 
-def _section_body(args: tuple, verdict, searching: Callable[[], bool] | None) -> None:
+def _section_body(args: tuple, verdict) -> None:
     now, people = ready(args), ready(args, cached.people)
     if now is not None and people is not None:
         draw(now, verdict)
@@ -170,12 +168,14 @@ def _section_body(args: tuple, verdict, searching: Callable[[], bool] | None) ->
         # ready() again, not only the cache: a measurement cancelled meanwhile (nobody asked for it any more,
         # cached.release_background) is started again rather than waited for
         now, people = ready(args), ready(args, cached.people)
-        if now is not None and people is not None and not (searching and searching()):
-            state.rerun_page()  # both measured: the page again, from the cache, without this timer (the page settles)
         if now is not None:
             draw(now, verdict)
         else:
             st.caption("Measuring the risk: attacking a release of 80% of the table and 20% held out…")
         people_line(people)
+        if now is not None and people is not None:
+            if lazy.is_open(MANIFEST_BOX):
+                state.rerun_page()  # the open manifest below says the block is measured: drawn again, with it
+            state.stop_polling()  # both measured and drawn: the page settles as it is
 
     _poll()
