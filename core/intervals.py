@@ -146,19 +146,23 @@ MAX_ROWS = 1_000_000
 
 
 def block(data: Dataset, mechanism: str, params: Mapping[str, Any] | None, seed: int,
-          release: Release | None = None) -> dict[str, Any]:
+          release: Release | None = None, workload: Workload | None = None) -> dict[str, Any]:
     """:func:`count_intervals` as JSON with ``measured: true``, or ``{"measured": false, "why": ...}``.
 
     What the CLI (``evaluate --json``), the pages and the report show: one
     rule for all.  A table of more than :data:`MAX_ROWS` records, or a setting
-    the intervals cannot be measured for, says why instead.
+    the intervals cannot be measured for, says why instead.  ``release`` and
+    ``workload`` (the seed-000 workload of :data:`DEFAULT_QUERIES` queries
+    drawn with ``seed``), when the caller keeps them, are used rather than
+    built again.
     """
     from .errors import WorkbenchError
 
     if data.n > MAX_ROWS:  # said without reading the table (the Dask engine's summary has only its size)
         return {"measured": False, "why": _too_large(int(data.n))}
     try:
-        return {"measured": True, **count_intervals(data, mechanism, params, seed, release=release).to_json()}
+        return {"measured": True, **count_intervals(data, mechanism, params, seed, release=release,
+                                                    workload=workload).to_json()}
     except WorkbenchError as exc:
         return {"measured": False, "why": str(exc)}
 

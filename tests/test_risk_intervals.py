@@ -124,3 +124,20 @@ def test_one_size_rule_for_count_intervals_wherever_they_are_shown(monkeypatch):
     monkeypatch.setattr(intervals, "MAX_ROWS", 3000)  # the contrary case: at the bound it is measured
     got = intervals.block(data, "anatomy", {"l": 2}, 0)
     assert got["measured"] is True and got["method"].startswith("simulation")
+
+
+def test_the_pages_kept_workload_gives_the_block_the_cli_builds():
+    """``pages.ui.cached.people`` hands ``block`` the seed-000 workload it keeps (the release seed's, built by
+    ``make_workload`` as the map's is): the same block as the one ``block`` builds for itself, which the CLI
+    prints; another workload gives another block (the argument is used)."""
+    from core.workloads import make_workload
+
+    data = table(seed=4)
+    kept = make_workload(data, "seed000", queries=intervals.DEFAULT_QUERIES, max_attrs=3, seed=3)
+    for name, params in (("uniform", {"p": 0.4}), ("anatomy", {"l": 2})):
+        rel = mechanisms.sanitize(data, name, params, 3)
+        built = intervals.block(data, name, params, 3, release=rel)
+        assert built["measured"] and intervals.block(data, name, params, 3, release=rel, workload=kept) == built
+    other = make_workload(data, "seed000", queries=300, max_attrs=3, seed=4)  # (this table has under 2,000 queries)
+    assert intervals.block(data, "anatomy", {"l": 2}, 3, workload=other) != intervals.block(data, "anatomy",
+                                                                                            {"l": 2}, 3)
