@@ -97,6 +97,26 @@ def test_enumeration_matches_brute_force(seed):
     assert got == expect
 
 
+@pytest.mark.parametrize("dense", [True, False])
+def test_both_ways_of_grouping_count_the_same(monkeypatch, dense):
+    """Rows are grouped by one bincount over the key space when it is small beside the rows, by sorting their keys
+    otherwise (``so._dense``; a survey table of 840 rows with three numeric QIs spent 0.7 s of a risk measurement
+    zeroing and scanning 4M cells).  Either way: the same groups in the same order, and the counts and the
+    enumeration brute force finds."""
+    rng = np.random.default_rng(5)
+    space = _space(4, (40, 3, 70, 2), numeric=(0, 2))
+    rows = np.stack([rng.integers(0, s, 300) for s in space.sizes], axis=1)
+    real = so._dense
+    want = [so._groups(rows, cols, space) for cols in ((0, 2), (0, 1, 2, 3), (1,))]
+    monkeypatch.setattr(so, "_dense", lambda cells, n: dense)
+    for cols, expect in zip(((0, 2), (0, 1, 2, 3), (1,)), want):
+        for a, b in zip(so._groups(rows, cols, space), expect):
+            np.testing.assert_array_equal(a, b)
+    test_count_matches_brute_force(0)
+    test_enumeration_matches_brute_force(0)
+    assert real(4_000_000, 840) is False and real(210, 400) is True and real(600_000, 100_000) is True
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_two_thresholds_isolate_exactly_the_rows_counting_finds(seed):
     """The quadrant rule for two numeric QIs (so._isolating_pair) against counting every predicate."""
