@@ -269,10 +269,10 @@ def test_a_failed_guarantee_is_one_warning_with_a_one_click_fix(mech, fails, fix
 
 @pytest.mark.slow
 def test_a_fix_found_while_the_risk_is_measured_is_drawn_in_place_and_applies(monkeypatch):
-    """The search ends before the risk: its fragment draws the fix (the page is not run again for it: the risk's
-    poll runs the page once both are in), and a click on that fix runs the page at the fixed setting.  The other
-    order, the risk in first and the search still running: the risk's poll draws the risk and does not run the
-    page again either."""
+    """The search ends before the risk: its fragment draws the fix (the page is not run again for it: each poll
+    ends its own timer, pages.ui.state.stop_polling), and a click on that fix runs the page at the fixed setting.
+    The other order, the risk in first and the search still running: the risk's poll draws the risk and does not
+    run the page again either."""
     from concurrent.futures import Future
 
     from pages.ui import cached, state
@@ -316,9 +316,37 @@ def test_a_fix_found_while_the_risk_is_measured_is_drawn_in_place_and_applies(mo
     monkeypatch.setattr(uirisk, "ready", ready)
     at = app(PAGE, query={"mech": "mondrian", "seed": "6"})
     no_exception(at)
-    assert len(asked) >= 4 and reruns == []  # the poll found both in and left the page's rerun to the search
+    assert len(asked) >= 4 and reruns == []  # the poll found both in, drew them and ended its own timer
     assert any("Looking for the nearest setting" in w.value for w in at.warning)
     assert any("**Measured risk:** not measured. Not measured in this test." in c.value for c in at.caption)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("manifest_open", [False, True])
+def test_the_risk_poll_ends_itself_unless_the_open_manifest_shows_the_block(monkeypatch, manifest_open):
+    """Once the risk and the count in people are in, their poll draws them and ends its own timer; the page is run
+    again only when the "Manifest as JSON" box is open (it shows the risk block, drawn by the page's run), once."""
+    from pages.ui import risk as uirisk
+    from pages.ui import state
+
+    monkeypatch.setenv("WORKBENCH_RISK", "background")
+    reruns, stops = [], []
+    real_rerun = state.rerun_page
+    monkeypatch.setattr(state, "rerun_page", lambda: reruns.append(1) or real_rerun())
+    monkeypatch.setattr(state, "stop_polling", lambda: stops.append(1))
+    asked = []
+    block = {"measured": False, "why": "Not measured in this test."}
+
+    def ready(args, func=None):  # the run's two asks find nothing yet; its poll's (and any later run's) find both
+        asked.append(func)
+        return None if len(asked) <= 2 else block
+
+    monkeypatch.setattr(uirisk, "ready", ready)
+    at = app(PAGE, query={"mech": "laplace", "seed": "4"}, opened=(uirisk.MANIFEST_BOX,) if manifest_open else ())
+    no_exception(at)
+    assert any("**Measured risk:** not measured. Not measured in this test." in c.value for c in at.caption)
+    assert reruns == ([1] if manifest_open else []) and stops == ([] if manifest_open else [1])
+    assert not any("The risk block is being measured" in c.value for c in at.caption)
 
 
 @pytest.mark.slow
