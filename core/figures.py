@@ -98,6 +98,7 @@ LEGEND_ON_TOP = {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "
 #: a log axis whose ticks read 10^k
 LOG_AXIS = {"type": "log", "exponentformat": "power"}
 
+
 def _base(fig: go.Figure | Sequence, title: str, x_label: str, y_label: str, height: int = 420, *,
           legend: dict | None = None, x: dict | None = None, y: dict | None = None, **layout) -> go.Figure:
     """Title, size, margins, legend and axis titles (``x``, ``y``: more for every x or y axis; ``layout``: more

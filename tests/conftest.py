@@ -188,6 +188,22 @@ def open_box(at, key: str) -> None:
     at.session_state["wb_opened"] = opened_boxes(at) | {key}
 
 
+def places(at) -> dict:
+    """Where each table, chart and download button sits in the page: ``(kind, n-th of its kind) -> path``."""
+    out, seen = {}, {}
+
+    def walk(node, path):
+        for i, child in getattr(node, "children", {}).items():
+            kind = getattr(child, "type", None)
+            if kind in {"dataframe", "table", "plotly_chart", "download_button", "code"}:
+                n = seen[kind] = seen.get(kind, -1) + 1
+                out[(kind, n)] = path + (i,)
+            walk(child, path + (i,))
+
+    walk(at.main, ())
+    return out
+
+
 def no_exception(at) -> None:
     assert not at.exception, [e.value for e in at.exception]
 

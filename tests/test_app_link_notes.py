@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import app, no_exception
+from conftest import app, no_exception, places
 
 SANITIZE = "pages/1_Sanitize.py"
 IGNORED = "Ignored from the link: the seed must be a whole number"
@@ -32,13 +32,11 @@ def test_the_page_s_own_reruns_keep_the_link_s_notes_the_steward_s_next_run_drop
         at.run()
         no_exception(at)
         assert _said(at)
-    from test_app_sanitize import _places
-
-    places = _places(at)
+    before = places(at)
     at.run()  # the steward's own action
     no_exception(at)
     assert not _said(at)
-    assert _places(at) == places  # the notes gone, the page below them keeps its place (pages.ui.layout.slot)
+    assert places(at) == before  # the notes gone, the page below them keeps its place (pages.ui.layout.slot)
     at.session_state["wb_auto_rerun"] = True  # a later measurement does not bring them back
     at.run()
     assert not _said(at)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import app, chart_data, charts, frame_with, metrics, no_exception, plain, open_box
+from conftest import app, chart_data, charts, frame_with, metrics, no_exception, open_box, places, plain
 from core.mechanisms import MECHANISMS
 
 PAGE = "pages/1_Sanitize.py"
@@ -461,22 +461,6 @@ def test_a_table_above_the_measurement_limits_says_so_at_once(monkeypatch):
     assert "Measuring the risk" in captions and "Measuring how far a published count lies" in captions
 
 
-def _places(at) -> dict:
-    """Where each table, chart and download button sits in the page: ``(kind, n-th of its kind) -> path``."""
-    out, seen = {}, {}
-
-    def walk(node, path):
-        for i, child in getattr(node, "children", {}).items():
-            kind = getattr(child, "type", None)
-            if kind in {"dataframe", "table", "plotly_chart", "download_button", "code"}:
-                n = seen[kind] = seen.get(kind, -1) + 1
-                out[(kind, n)] = path + (i,)
-            walk(child, path + (i,))
-
-    walk(at.main, ())
-    return out
-
-
 @pytest.mark.slow
 def test_the_page_below_a_changing_section_keeps_its_place(monkeypatch):
     """pages.ui.layout.slot: the browser pairs the elements of a rerun with the last run's by their place, and
@@ -493,8 +477,8 @@ def test_the_page_below_a_changing_section_keeps_its_place(monkeypatch):
     no_exception(measured)
     assert any(b.key == "w_verdict_fix" for b in measured.button)
     assert [m for m in measured.metric if m.label == "Added risk"]
-    places = _places(measured)
-    assert {k for k, _ in places} >= {"dataframe", "table", "plotly_chart", "download_button", "code"}
+    before = places(measured)
+    assert {k for k, _ in before} >= {"dataframe", "table", "plotly_chart", "download_button", "code"}
 
     monkeypatch.setenv("WORKBENCH_RISK", "background")
     monkeypatch.setenv("WORKBENCH_VERDICT_SEARCH", "background")
@@ -504,4 +488,4 @@ def test_the_page_below_a_changing_section_keeps_its_place(monkeypatch):
     assert not any(b.key == "w_verdict_fix" for b in waiting.button)
     assert any("Looking for the nearest setting" in w.value for w in waiting.warning)
     assert any("Measuring the risk" in c.value for c in waiting.caption)
-    assert _places(waiting) == places
+    assert places(waiting) == before

@@ -159,8 +159,7 @@ def section(args: tuple, verdict=None) -> None:
 def _section_body(args: tuple, verdict) -> None:
     now, people = ready(args), ready(args, cached.people)
     if now is not None and people is not None:
-        draw(now, verdict)
-        people_line(people)
+        _drawn(now, people, verdict)
         return
 
     @st.fragment(run_every=POLL_SECONDS)
@@ -168,14 +167,19 @@ def _section_body(args: tuple, verdict) -> None:
         # ready() again, not only the cache: a measurement cancelled meanwhile (nobody asked for it any more,
         # cached.release_background) is started again rather than waited for
         now, people = ready(args), ready(args, cached.people)
-        if now is not None:
-            draw(now, verdict)
-        else:
-            st.caption("Measuring the risk: attacking a release of 80% of the table and 20% held out…")
-        people_line(people)
+        _drawn(now, people, verdict)
         if now is not None and people is not None:
             if lazy.is_open(MANIFEST_BOX):
                 state.rerun_page()  # the open manifest below says the block is measured: drawn again, with it
             state.stop_polling()  # both measured and drawn: the page settles as it is
 
     _poll()
+
+
+def _drawn(now: Mapping[str, Any] | None, people: Mapping[str, Any] | None, verdict) -> None:
+    """The risk block (or that it is being measured) and the count in people (or that it is being measured)."""
+    if now is not None:
+        draw(now, verdict)
+    else:
+        st.caption("Measuring the risk: attacking a release of 80% of the table and 20% held out…")
+    people_line(people)
