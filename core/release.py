@@ -234,17 +234,30 @@ def manifest_bytes(release: Release, decision: Mapping[str, Any] | None = None,
 
 def zip_bytes(release: Release, fmt: str = "csv", decision: Mapping[str, Any] | None = None,
               risk: Mapping[str, Any] | None = None) -> bytes:
-    """All published tables (one file each) and the manifest (the one :func:`manifest_bytes` gives) in one zip."""
+    """All published tables (one file each) and the manifest (the one :func:`manifest_bytes` gives) in one zip.
+
+    Same release, same bytes: every entry carries the same fixed date (zip's
+    earliest, 1980-01-01) instead of the clock's, so a download made twice
+    is the same file.
+    """
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, table in release.tables.items():
             frame = table.to_frame()
             if fmt == "parquet":
-                zf.writestr(f"{name}.parquet", parquet_bytes(frame))
+                zf.writestr(_zip_entry(f"{name}.parquet"), parquet_bytes(frame))
             else:
-                zf.writestr(f"{name}.csv", csv_bytes(frame))
-        zf.writestr("manifest.json", manifest_bytes(release, decision, risk))
+                zf.writestr(_zip_entry(f"{name}.csv"), csv_bytes(frame))
+        zf.writestr(_zip_entry("manifest.json"), manifest_bytes(release, decision, risk))
     return buf.getvalue()
+
+
+def _zip_entry(name: str) -> zipfile.ZipInfo:
+    """A zip entry named ``name`` dated 1980-01-01, compressed, readable by all (no clock in the file)."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
 
 
 def columns_said(release: Release, proposed: bool) -> list[str]:

@@ -15,7 +15,7 @@ from core import session as session_file
 from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS
 from pages import ui
-from pages.ui import cached, preview, state
+from pages.ui import cached, downloads, preview, state
 from pages.ui import columns as uicols
 from pages.ui import data as uidata
 from pages.ui import risk as uirisk
@@ -369,7 +369,7 @@ v1.download_button("Save the session (JSON)", session_file.to_bytes(session_now)
                    on_click="ignore")
 if ss.get(state.SOURCE) in ("upload", "folder"):
     v2.download_button("Save with the table inside (zip)",
-                       lambda: session_file.to_bytes(session_now, table.frame),
+                       downloads.table_inside(session_file.to_bytes, session_now, table),
                        file_name=session_file.file_name(session_now, embedded=True), mime="application/zip",
                        key="dl_session_zip", on_click="ignore",
                        help="The table in use (the upload, or the data folder's sample) goes inside as Parquet, so "
@@ -384,3 +384,5 @@ with n2:
     st.page_link("pages/2_Bounds.py", label="Bounds: the papers' guarantees as curves", icon=":material/show_chart:")
 with n3:
     st.page_link("pages/3_Query_error.py", label="Query error: measure accuracy", icon=":material/target:")
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

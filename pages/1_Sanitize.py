@@ -10,9 +10,8 @@ from core.errors import WorkbenchError
 from core.mechanisms import MECHANISMS, fresh_seed, searches_nearest
 from core.palette import PALETTE, TRUTH, colour_name
 from core.session import Setting
-from core.release import csv_bytes, manifest_bytes, parquet_bytes, zip_bytes
 from pages import ui
-from pages.ui import cached, lazy, state, views
+from pages.ui import cached, downloads, lazy, state, views
 from pages.ui import data as uidata
 from pages.ui import risk as uirisk
 from pages.ui.fmt import is_number, md, number
@@ -291,32 +290,31 @@ with c2:
 
 st.subheader("Download")
 decision = state.decision_for(state.current_setting())  # only the chosen pin's release carries it
-
-
-def _risk_block():
-    """The manifest's risk block, as the command line writes it (measured now if it is not yet)."""
-    return uirisk.block(verdict_args, cached.verdict(*verdict_args) if cached.verdict.is_cached(*verdict_args)
-                        else verdict)
-
-
 stem = f"{data.name.replace(':', '_')}-{name}-seed{release.seed}"
 d1, d2, d3 = st.columns(3)
+risk_mode = uirisk.mode()
+
+
+def _file(kind: str):
+    """The button's bytes, made on the click (pages.ui.downloads: a lambda here would keep this run's namespace)."""
+    return downloads.release_file(kind, verdict_args, release, decision, risk_mode)
+
+
 if len(release.tables) == 1:
-    main = release.main_table
-    d1.download_button("Table as CSV", lambda: csv_bytes(main.to_frame()), file_name=f"{stem}.csv",
+    d1.download_button("Table as CSV", _file("csv"), file_name=f"{stem}.csv",
                        mime="text/csv", key="dl_csv", on_click="ignore",
                        help="Cells that a spreadsheet would run as a formula are prefixed with a quote.")
-    d2.download_button("Table as Parquet", lambda: parquet_bytes(main.to_frame()), file_name=f"{stem}.parquet",
+    d2.download_button("Table as Parquet", _file("parquet"), file_name=f"{stem}.parquet",
                        mime="application/octet-stream", key="dl_parquet", on_click="ignore")
 else:
-    d1.download_button("All tables as CSV (zip)", lambda: zip_bytes(release, "csv", decision, _risk_block()),
+    d1.download_button("All tables as CSV (zip)", _file("zip-csv"),
                        file_name=f"{stem}-csv.zip",
                        mime="application/zip", key="dl_csv", on_click="ignore",
                        help="One CSV per published table and the manifest.")
-    d2.download_button("All tables as Parquet (zip)", lambda: zip_bytes(release, "parquet", decision, _risk_block()),
+    d2.download_button("All tables as Parquet (zip)", _file("zip-parquet"),
                        file_name=f"{stem}-parquet.zip", mime="application/zip", key="dl_parquet",
                        on_click="ignore")
-d3.download_button("Manifest (JSON)", lambda: manifest_bytes(release, decision, _risk_block()),
+d3.download_button("Manifest (JSON)", _file("manifest"),
                    file_name=f"{stem}.manifest.json",
                    mime="application/json", key="dl_manifest", on_click="ignore",
                    help="Mechanism, resolved parameters, seed, row counts, published metadata, privacy "
@@ -348,3 +346,5 @@ if render is not None:
         if open_:
             render(release, data)
 cached.release_background()
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

@@ -103,3 +103,5 @@ with st.expander("What this curve shows", expanded=False):
     st.caption("Line styles follow the legend: the first series (usually the exact value) is drawn solid "
                "and thickest; bounds, published formulas and reference settings are dashed, dotted or "
                "markers, each named in the legend.")
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

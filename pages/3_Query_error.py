@@ -438,3 +438,5 @@ else:
 # ------------------------------------------------------------------ paper figures
 experiments.render("query_error", data)
 cached.release_background()
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

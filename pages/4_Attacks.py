@@ -40,3 +40,5 @@ ui.sidebar_status()
 state.sync_url()
 
 experiments.render("attacks", data, heading="More attack experiments from the papers")
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

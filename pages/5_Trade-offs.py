@@ -468,3 +468,5 @@ if ss.get("wb_report_html"):
                        file_name=f"{data.name.replace(':', '_')}-{rmech}-report.html", mime="text/html",
                        key="w_to_report_dl", on_click="ignore")
     st.caption("The report holds aggregate figures, the settings and the manifest: no record of the table.")
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

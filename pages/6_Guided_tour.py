@@ -15,6 +15,7 @@ from core import bounds, figures, tour
 from core.errors import WorkbenchError
 from core.samples import load_sample
 from pages import ui
+from pages.ui import state
 from pages.ui.fmt import md
 from pages.ui.charts import chart
 
@@ -94,3 +95,5 @@ back, _, forward = st.columns([1, 4, 1])
 back.button("← Previous step", on_click=_move, args=(-1,), disabled=index == 0, key="tour_back")
 forward.button("Next step →", on_click=_move, args=(1,), disabled=index == len(keys) - 1, key="tour_next")
 st.progress((index + 1) / len(keys), text=f"Step {index + 1} of {len(keys)}")
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

@@ -289,3 +289,5 @@ if decision is not None:
                            file_name=f"{data.name.replace(':', '_')}-decision-report.html", mime="text/html",
                            key="w_decision_report_dl", on_click="ignore")
         st.caption("Open it in a browser and print to PDF: each section starts a page, tables are not cut.")
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

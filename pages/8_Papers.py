@@ -19,6 +19,7 @@ from core import papers
 from core.errors import WorkbenchError
 from core.table import load_dataset
 from pages import ui
+from pages.ui import state
 from pages.ui.cached import TTL, items, memo
 from pages.ui.data import TableProblem, current_dataset
 from pages.ui.experiments import titled
@@ -155,3 +156,5 @@ for tab, (seed, its) in zip(tabs, groups.items()):
                                                                            if i.experiment is None else None)
                                 or (f"last full run: {_recorded[i.key]}" if i.key in _recorded else "not run yet")}
                                for i in its]).set_index("figure or table"))
+
+state.end_of_run(globals())  # what an earlier run left is freed (pages.ui.state.end_of_run)

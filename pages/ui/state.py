@@ -286,6 +286,35 @@ def rerun_page() -> None:
     st.rerun()
 
 
+#: the namespace of the last run of a page that went to its end, in this session (:func:`end_of_run`)
+LAST_RUN = "wb_last_run_namespace"
+
+
+def end_of_run(namespace: dict) -> None:
+    """At the end of a page's run: empty the namespace the session's previous completed page run left behind.
+
+    Streamlit keeps references to the namespaces of runs that have ended:
+    through the callbacks and format functions of widgets it still lists
+    (the seed's ``on_change``, the fix button's, a selectbox's
+    ``format_func``), functions written in a page script hold that run's
+    globals, the table and the release among them.  On census 5M the server
+    held every release a steward had looked at (SPLU-Gen's twice,
+    bucketization's 160 MB, UP's, Anatomy's): 815-831 MB at rest after four
+    mechanisms (issue 27: 700 MB for one session).  Once a run has gone to
+    its end it has drawn its own widgets and fragments, so nothing on the
+    page can call into the earlier run any more; its namespace is emptied
+    and what only it held is freed.  A run stopped early (``st.stop``, a
+    rerun) does not call this: the earlier namespace stays until one ends.
+    Choice: emptied, not left for Streamlit to drop, since which of its
+    registries keeps a stale widget's callback, and for how long, is not
+    part of its API.
+    """
+    earlier = st.session_state.get(LAST_RUN)
+    if earlier is not None and earlier is not namespace:
+        earlier.clear()
+    st.session_state[LAST_RUN] = namespace
+
+
 def stop_polling() -> None:
     """End the timer of the polling fragment this is called from, without a run of the whole page.
 
