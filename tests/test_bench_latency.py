@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from bench import latency
 
 
@@ -69,3 +71,12 @@ def test_the_memory_at_rest_waits_as_long_as_the_server_s_pause():
     from core import lru
 
     assert latency.IDLE_TRIM_SECONDS == lru.IDLE_TRIM_SECONDS
+
+
+def test_one_session_is_read_after_the_server_closes_the_bench_s_other_sessions():
+    """The census figure of one session waits out how long Streamlit keeps a closed tab's session (the app's
+    config leaves Streamlit's default); a shorter wait would count the bench's earlier sessions' releases."""
+    import streamlit as st
+
+    assert latency.DISCONNECTED_TTL >= float(st.get_option("server.disconnectedSessionTTL"))
+    assert "disconnectedSessionTTL" not in (Path(latency.ROOT) / ".streamlit" / "config.toml").read_text()

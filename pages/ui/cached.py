@@ -40,6 +40,7 @@ entry lives in memory only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import json
@@ -232,7 +233,7 @@ def _session_released(sid: str) -> None:
     Called by Streamlit on the event-loop thread when the session
     disconnects.  Its state stays in Streamlit's session storage for
     ``server.disconnectedSessionTTL`` seconds so that a dropped connection
-    can resume; :func:`_close_if_gone` closes it after that.
+    can resume; :func:`_close_if_gone` closes it just before that time is up.
     """
     _purge(sid)
     got = _GATES.pop(sid, None)  # nothing of the session waits for a page that is gone
@@ -253,8 +254,27 @@ def _session_released(sid: str) -> None:
         if loop is not None:
             _SCHEDULED.add(sid)
     if loop is not None and first:
-        loop.call_later(_disconnected_ttl() + 1, _close_if_gone, sid)
+        loop.call_later(_close_after(_disconnected_ttl()), _close_if_gone, sid)
     give_back_memory()
+
+
+def _close_after(ttl: float) -> float:
+    """Seconds after a disconnect at which :func:`_close_if_gone` closes the session: just before Streamlit's TTL.
+
+    Streamlit keeps a disconnected session in a store whose entries cannot
+    be read once their TTL is up but stay in it until the store is next
+    written to (cachetools' ``TTLCache``).  Asked to close a session after
+    its TTL, Streamlit no longer found it and did nothing: the session, its
+    state and its pages' releases stayed in memory until another tab
+    disconnected (census 5M: 832 MB held for one session).  So it is closed
+    :data:`CLOSE_BEFORE_TTL` seconds (a tenth of a shorter TTL) before the
+    TTL is up; a tab that reconnects in that last second starts afresh.
+    """
+    return max(ttl - min(CLOSE_BEFORE_TTL, ttl / 10), 0.0)
+
+
+#: how long before Streamlit's ``server.disconnectedSessionTTL`` is up a disconnected session is closed (:func:`_close_after`)
+CLOSE_BEFORE_TTL = 1.0
 
 
 def _close_if_gone(sid: str) -> None:
@@ -270,13 +290,17 @@ def _close_if_gone(sid: str) -> None:
     loop = asyncio.get_running_loop()
     with _SESSIONS_LOCK:
         since = time.monotonic() - _DISCONNECTED.get(sid, 0.0)
+    after = _close_after(ttl)
     if rt.is_active_session(sid):  # resumed: look again later (it may leave without a rerun)
-        loop.call_later(ttl + 1, _close_if_gone, sid)
+        loop.call_later(after, _close_if_gone, sid)
         return
-    if since < ttl:  # disconnected again since this check was scheduled
-        loop.call_later(ttl - since + 1, _close_if_gone, sid)
+    if since < after:  # disconnected again since this check was scheduled
+        loop.call_later(after - since, _close_if_gone, sid)
         return
+    info = rt._session_mgr.get_session_info(sid) if hasattr(rt, "_session_mgr") else None
     rt.close_session(sid)  # frees its session_state (the upload), its uploaded bytes and session caches
+    if info is not None:
+        _empty_closed(info.session)
     with _SESSIONS_LOCK:
         _LIVE.discard(sid)
         _DISCONNECTED.pop(sid, None)
@@ -287,8 +311,32 @@ def _close_if_gone(sid: str) -> None:
         core_lru.refreeze()  # no session's data alive: frozen garbage collected, the modules frozen again
     give_back_memory()
     kept = sum(lru.total for lru in _STORES)
-    _LOG.info("Closed session %s after %.0f s disconnected; %d live, %.1f MB cached.", sid, since, live,
-              kept / 2**20)
+    _LOG.info("Closed session %s after %.0f s disconnected%s; %d live, %.1f MB cached.", sid, since,
+              "" if info is not None else " (Streamlit no longer had it)", live, kept / 2**20)
+
+
+def _empty_closed(session) -> None:
+    """Empty a closed session's state and fragments, so that nothing it held outlives it.
+
+    The objects alive when the server's first page run started were frozen
+    out of the collector's scans (:func:`core.lru.freeze_startup`), the
+    first session's state among them: once closed, it was never collected,
+    and its widgets' callbacks kept its pages' last namespaces alive with
+    their releases (census 5M: up to 160 MB).  Emptied, only the empty
+    containers stay.  Uses the session's ``session_state`` and
+    ``_fragment_storage`` (Streamlit 1.67); a version without them is left
+    as it is.
+    """
+    state = getattr(session, "session_state", None)
+    if state is not None and hasattr(state, "clear"):
+        state.clear()
+        widgets = getattr(state, "_new_widget_state", None)  # its clear() leaves the widgets' callbacks
+        metadata = getattr(widgets, "widget_metadata", None)
+        if isinstance(metadata, dict):
+            metadata.clear()
+    fragments = getattr(session, "_fragment_storage", None)
+    if fragments is not None and hasattr(fragments, "clear"):
+        fragments.clear()
 
 
 @st.cache_resource(scope="session", on_release=_session_released, show_spinner=False)
@@ -415,14 +463,13 @@ def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], N
             if done:
                 done(i + 1, len(calls))
         return out
-    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
 
     def run(call):
-        if ctx is not None:
-            add_script_run_ctx(threading.current_thread(), ctx)
-        return call()
+        with _script_context(ctx):
+            return call()
 
     pool = ThreadPoolExecutor(max_workers=min(WORKERS, len(calls)), thread_name_prefix="workbench")
     try:
@@ -435,6 +482,30 @@ def in_parallel(calls: Sequence[Callable[[], Any]], done: Callable[[int, int], N
         return [f.result() for f in futures]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _script_context(ctx):
+    """The script's context attached to this pool thread while the block runs, and taken off after it.
+
+    The thread carries the script's context so that an upload's entry is
+    stored under its session.  A pool thread that kept it after the task
+    kept that session alive through it, its state and its page's release
+    with it, after Streamlit had closed the session (census 5M: a release
+    of up to 160 MB for each of the pool's threads).
+    """
+    from streamlit.runtime.scriptrunner import add_script_run_ctx
+    from streamlit.runtime.scriptrunner_utils.script_run_context import SCRIPT_RUN_CONTEXT_ATTR_NAME
+
+    if ctx is None:
+        yield
+        return
+    thread = threading.current_thread()
+    add_script_run_ctx(thread, ctx)
+    try:
+        yield
+    finally:
+        setattr(thread, SCRIPT_RUN_CONTEXT_ATTR_NAME, None)
 
 
 def search_behind_page() -> bool:
@@ -574,7 +645,7 @@ def in_background(func: Callable, *args) -> Future:
     :class:`concurrent.futures.CancelledError` or :class:`core.cancel.Cancelled`,
     and nothing is cached.
     """
-    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     key = func.key(*args)
     ctx = get_script_run_ctx(suppress_warning=True)
@@ -586,9 +657,7 @@ def in_background(func: Callable, *args) -> Future:
         try:
             if gate is not None:  # the page is still being drawn: start when it is (hold_background)
                 gate.wait(GATE_SECONDS)
-            if ctx is not None:
-                add_script_run_ctx(threading.current_thread(), ctx)
-            with _cancel.scope(event):
+            with _script_context(ctx), _cancel.scope(event):
                 _cancel.check()
                 return func(*args)
         finally:
