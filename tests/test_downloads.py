@@ -137,3 +137,24 @@ def test_a_zip_download_carries_no_clock():
         infos = zf.infolist()
     assert [i.filename for i in infos] == [f"{n}.csv" for n in release.tables] + ["manifest.json"]
     assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+
+
+def test_a_pool_thread_lets_go_of_the_script_s_context_after_its_task():
+    """A background thread that kept the last task's script context kept that session alive after it closed."""
+    import threading
+    from types import SimpleNamespace
+
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = SimpleNamespace(pages_manager=SimpleNamespace(main_script_hash=""))
+    seen = {}
+
+    def task():
+        with cached._script_context(ctx):
+            seen["during"] = get_script_run_ctx(suppress_warning=True)
+        seen["after"] = get_script_run_ctx(suppress_warning=True)
+
+    t = threading.Thread(target=task)
+    t.start()
+    t.join(30)
+    assert seen == {"during": ctx, "after": None}

@@ -490,9 +490,8 @@ def _script_context(ctx):
 
     The thread carries the script's context so that an upload's entry is
     stored under its session.  A pool thread that kept it after the task
-    kept that session alive through it, its state and its page's release
-    with it, after Streamlit had closed the session (census 5M: a release
-    of up to 160 MB for each of the pool's threads).
+    kept that session's state alive through it (and the last namespace of
+    its pages, releases included) after Streamlit had closed the session.
     """
     from streamlit.runtime.scriptrunner import add_script_run_ctx
     from streamlit.runtime.scriptrunner_utils.script_run_context import SCRIPT_RUN_CONTEXT_ATTR_NAME
