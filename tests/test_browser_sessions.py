@@ -65,3 +65,38 @@ def test_a_closed_tab_s_session_is_closed_while_streamlit_still_has_it(browser, 
             time.sleep(0.2)
     assert closed, f"no session was closed; the server said:\n{log.read_text(errors='replace')[-2000:]}"
     assert "no longer had it" not in closed[0], closed[0]
+
+
+def test_home_saves_an_upload_s_session_with_the_table_inside(browser, tmp_path):  # noqa: F811
+    """The zip is made on the click (pages/ui/downloads.table_inside, the table held weakly): it holds the session
+    and the uploaded table."""
+    import io
+    import zipfile
+
+    import pandas as pd
+
+    from core import session as session_file
+    from tests.test_browser_isolation import _upload
+
+    rows = 300
+    frame = pd.DataFrame({"ward": [f"w{i % 7}" for i in range(rows)], "age": [20 + i % 50 for i in range(rows)],
+                          "diagnosis": [f"d{i % 5}" for i in range(rows)]})
+    with streamlit_server() as url:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+        context.set_default_timeout(90_000)
+        page = context.new_page()
+        try:
+            page.goto(url, timeout=60_000)
+            page.get_by_text("Choose a table").first.wait_for(timeout=60_000)
+            _upload(page, "wards.csv", frame.to_csv(index=False).encode())
+            with page.expect_download(timeout=120_000) as info:
+                page.get_by_role("button", name="Save with the table inside (zip)").click()
+            data = (tmp_path / "s.zip")
+            info.value.save_as(data)
+        finally:
+            context.close()
+    with zipfile.ZipFile(io.BytesIO(data.read_bytes())) as zf:
+        names = set(zf.namelist())
+        table = pd.read_parquet(io.BytesIO(zf.read(session_file.TABLE_NAME)))
+    assert names == {session_file.JSON_NAME, session_file.TABLE_NAME}
+    assert len(table) == rows and list(table.columns) == list(frame.columns)
