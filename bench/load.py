@@ -36,8 +36,8 @@ in, no session is); *peak* is the largest sample
 under load; *after* is taken once every load session has closed, the server
 has dropped them and the RSS has settled.  A disconnected Streamlit session
 is kept for ``server.disconnectedSessionTTL`` seconds (120 by default) so a
-dropped connection can resume; the app closes it after that
-(:mod:`pages.ui.cached`).  The bench runs the server with
+dropped connection can resume; the app closes it just before that time is
+up (:func:`pages.ui.cached._close_after`).  The bench runs the server with
 ``--disconnected-ttl`` seconds (10 by default) so that the wait stays short;
 with the default TTL, memory comes back 110 s later, not in a different amount.
 
@@ -274,7 +274,7 @@ async def warm_up(browser, url: str, timeout: float) -> None:
 
 def settle(proc: psutil.Process, ttl: int, max_wait: float) -> float:
     """RSS once the server has dropped the closed sessions and the value holds (within 1% over 5 s)."""
-    time.sleep(ttl + 3)  # the app closes a session 1 s after the TTL
+    time.sleep(ttl + 3)  # the app closes a session just before the TTL (pages.ui.cached._close_after)
     samples = [rss_mb(proc)]
     deadline = time.time() + max_wait
     while time.time() < deadline:
