@@ -158,3 +158,21 @@ def test_a_pool_thread_lets_go_of_the_script_s_context_after_its_task():
     t.start()
     t.join(30)
     assert seen == {"during": ctx, "after": None}
+
+
+@pytest.mark.slow
+def test_a_finished_page_run_empties_the_one_before_it():
+    """What Streamlit still references of an earlier run (stale widgets' callbacks) no longer holds its release."""
+    from pages.ui import state
+    from tests.conftest import app
+
+    at = app("pages/1_Sanitize.py", {"data": "adult", "sa": "occupation", "mech": "uniform"})
+    first = at.session_state[state.LAST_RUN]
+    assert first["release"].mechanism == "uniform"
+    at.selectbox(key="w_mech").set_value("anatomy").run()
+    assert not at.exception
+    second = at.session_state[state.LAST_RUN]
+    assert second is not first and second["release"].mechanism == "anatomy"
+    assert first == {}  # emptied: the uniform release is no longer reachable through it
+    at.switch_page("pages/0_Home.py").run()
+    assert second == {} and at.session_state[state.LAST_RUN]["__file__"].endswith("0_Home.py")

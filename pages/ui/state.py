@@ -297,10 +297,9 @@ def end_of_run(namespace: dict) -> None:
     through the callbacks and format functions of widgets it still lists
     (the seed's ``on_change``, the fix button's, a selectbox's
     ``format_func``), functions written in a page script hold that run's
-    globals, the table and the release among them.  On census 5M the server
-    held every release a steward had looked at (SPLU-Gen's twice,
-    bucketization's 160 MB, UP's, Anatomy's): 815-831 MB at rest after four
-    mechanisms (issue 27: 700 MB for one session).  Once a run has gone to
+    globals, the table and the release among them.  On census 5M a session
+    kept an earlier setting's release this way beside the one on the page
+    (bucketization's: 160 MB; issue 27 asks 700 MB for one session).  Once a run has gone to
     its end it has drawn its own widgets and fragments, so nothing on the
     page can call into the earlier run any more; its namespace is emptied
     and what only it held is freed.  A run stopped early (``st.stop``, a
