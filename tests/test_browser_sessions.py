@@ -30,23 +30,25 @@ def test_the_app_closes_a_session_before_streamlit_forgets_it():
     assert cached._close_after(0) == 0
 
 
-def test_streamlit_s_store_forgets_a_session_at_its_ttl_but_keeps_it():
-    """Why the app closes a session before the TTL: after it, Streamlit's store says it has no such session
-    (so ``close_session`` does nothing) while still holding it."""
+def test_the_app_closes_a_session_while_streamlit_s_store_still_finds_it():
+    """Streamlit's store stops finding a session at its TTL while still holding it (until it is next written to);
+    the app's closing time must fall before that, or ``close_session`` finds nothing and the session stays."""
     from streamlit.runtime.memory_session_storage import MemorySessionStorage
 
     class Info:
         class session:
             id = "s1"
 
-    store = MemorySessionStorage(ttl_seconds=0.3)
-    store.save(Info)
-    assert store.get("s1") is Info
-    deadline = time.time() + 10
-    while store.get("s1") is not None and time.time() < deadline:
-        time.sleep(0.05)
-    assert store.get("s1") is None and store.list() == []
-    assert len(store._cache._data) == 1  # not found, yet still held until the store is next written to
+    for ttl in (120.0, float(TTL)):
+        clock = [0.0]
+        store = MemorySessionStorage(ttl_seconds=ttl)
+        store._cache._timer = lambda: clock[0]
+        store.save(Info)  # the tab disconnects at 0
+        clock[0] = cached._close_after(ttl)
+        assert store.get("s1") is Info  # when the app closes it, Streamlit still finds it
+        clock[0] = ttl + 1  # the app's earlier closing time
+        assert store.get("s1") is None and store.list() == []
+        assert len(store._cache._data) == 1  # not found, yet still held
 
 
 def test_a_closed_tab_s_session_is_closed_while_streamlit_still_has_it(browser, tmp_path):  # noqa: F811
