@@ -4,10 +4,10 @@ Streamlit (1.67) keeps a download button's callable in a registry keyed by
 the button's place on the page, and drops it only when a later run of the
 session draws a button at that same place, or when the session ends.  A
 lambda written in a page script holds the whole namespace of the run that
-drew it: the table, the release, every figure.  On census 5M each
-mechanism a steward had looked at kept its release alive after the page had
-moved on (bucketization's 160 MB beside anatomy's), and the server held
-831 MB at rest after four mechanisms (issue 27: 700 MB for one session).
+drew it: the table, the release, every figure.  On census 5M a session
+kept an earlier setting's release alive this way after the page had moved
+on (bucketization's 160 MB beside Anatomy's; issue 27 asks 700 MB for one
+session).
 
 So the callables made here hold the table and the release weakly and the
 setting by value.  On the click they use the release if it is still alive
