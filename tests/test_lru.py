@@ -306,3 +306,75 @@ def test_the_pages_keep_a_bounded_share_of_per_record_draws(monkeypatch):
         memo(("test/draws", i), lambda: np.zeros(300_000, dtype=np.uint8))  # 0.29 MB each
     kept = [k[1] for k, e in cached.store()._data.items() if e.kind == "per-record draws" and k[0] == "test/draws"]
     assert kept == [1, 2, 3]
+
+
+class _ScanModel:
+    """The cache as it was written first: every cap scans all entries.  The reference for the per-kind index."""
+
+    def __init__(self, budget: int):
+        from collections import OrderedDict
+
+        self.budget, self.data = budget, OrderedDict()  # key -> (size, kind, sticky)
+
+    def total(self) -> int:
+        return sum(v[0] for v in self.data.values())
+
+    def get(self, key) -> bool:
+        if key in self.data:
+            self.data.move_to_end(key)
+            return True
+        return False
+
+    def put(self, key, size, kind, sticky, most, most_bytes) -> None:
+        self.data.pop(key, None)
+        self.data[key] = (size, kind, sticky)
+        while self.total() > self.budget and len(self.data) > 1:
+            oldest = next((k for k, v in self.data.items() if k != key and not v[2]), None)
+            if oldest is None:
+                oldest = next(k for k in self.data if k != key)
+            del self.data[oldest]
+        same = [k for k, v in self.data.items() if v[1] == kind and k != key]
+        if most is not None:
+            for k in same[:max(0, len(same) + 1 - max(1, most))]:
+                del self.data[k]
+            same = [k for k in same if k in self.data]
+        if most_bytes is not None:
+            held = sum(self.data[k][0] for k in same) + size
+            for k in same:
+                if held <= most_bytes:
+                    break
+                held -= self.data.pop(k)[0]
+
+
+@pytest.mark.slow
+def test_the_per_kind_caps_keep_what_a_scan_of_every_entry_keeps():
+    # random stores and hits on four kinds, with and without caps, against the scanning reference
+    from hypothesis import given, settings, strategies as st
+
+    op = st.tuples(st.integers(0, 30), st.integers(1, 40), st.sampled_from("abcd"), st.booleans(),
+                   st.sampled_from([None, 1, 3]), st.sampled_from([None, 50, 120]), st.booleans())
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.integers(60, 400), st.lists(op, min_size=1, max_size=40))
+    def check(budget, ops):
+        cache, model = ByteLRU(budget, size=lambda v: v[0]), _ScanModel(budget)
+        for key, size, kind, sticky, most, most_bytes, look in ops:
+            if look:
+                if model.get(key):  # a hit moves the key to the recent end of the whole cache and of its kind
+                    cache.get_or_compute(key, lambda: pytest.fail("computed on a hit"))
+                continue
+            # a store: a kept key is purged first, so that the cache computes it again (the model drops it too)
+            if key in cache:
+                model.data.pop(key)
+                cache.purge(("k", key))  # each key is its own scope
+            model.put(key, size, kind, sticky, most, most_bytes)
+            cache.get_or_compute(key, lambda: (size, kind), scope=("k", key), kind=kind, sticky=sticky,
+                                 most=most, most_bytes=most_bytes)
+            assert list(cache._data) == list(model.data)
+            assert cache.total == model.total()
+            per_kind = {k: sum(v[0] for v in model.data.values() if v[1] == k) for k in "abcd"}
+            assert {k: cache._kind_bytes.get(k, 0) for k in "abcd"} == per_kind
+            assert {k: list(cache._kinds.get(k, ())) for k in "abcd"} == \
+                {k: [key for key, v in model.data.items() if v[1] == k] for k in "abcd"}
+
+    check()
