@@ -168,6 +168,7 @@ def _first_mechanism() -> str:
 
 def init() -> None:
     """Fill missing plain keys with defaults; on a session's first run, restore from the URL."""
+    forget_earlier_fragments()
     ss = st.session_state
     ss.setdefault(SOURCE, "sample")
     ss.setdefault(SAMPLE, DEFAULT_SAMPLE if samples.is_sample(DEFAULT_SAMPLE) else samples.list_samples()[0].name)
@@ -312,6 +313,34 @@ def end_of_run(namespace: dict) -> None:
     if earlier is not None and earlier is not namespace:
         earlier.clear()
     st.session_state[LAST_RUN] = namespace
+
+
+def forget_earlier_fragments() -> None:
+    """At the start of a page's full run: forget the fragments earlier runs of the session drew.
+
+    Streamlit (1.67) forgets a run's fragments only when a later run of the
+    whole page goes to its end (``FragmentStorage.clear`` after the script).
+    A run that ends in ``st.stop()`` (Home waiting for an upload, a page
+    without a table) or is cut short by a rerun leaves them registered, and
+    a polling fragment's timer request that reaches the server after such a
+    run runs the old fragment: Streamlit first sends the fragment's block
+    again at its old place on the page (``add_block`` at ``[0, 22]``), which
+    that run has taken away.  The browser fails with "Bad delta path index
+    22 (should be between [0, 11])" and shows a blank page; ``bench/load.py``
+    met it as a session that clicked "Upload a file" while Home's verdict
+    table was polling.  Forgotten here, such a request finds no fragment,
+    which Streamlit skips without a word (a timer's request for a fragment
+    no longer drawn is expected).  The fragments this run draws register
+    after this call.  Uses the run context's ``fragment_storage``, which is
+    not public API: where it is missing, nothing is done.
+    """
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    storage = getattr(ctx, "fragment_storage", None)
+    if storage is None or getattr(ctx, "current_fragment_id", None):
+        return  # no Streamlit run (a plain import), or called from within a fragment's own run
+    storage.clear()
 
 
 def stop_polling() -> None:
