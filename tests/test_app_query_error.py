@@ -220,6 +220,7 @@ def test_the_intervals_in_people_are_measured_behind_the_page_and_drawn_when_in(
                                                                  MECHANISMS["dbr"].title]
 
 
+@pytest.mark.slow  # 0.76-0.97 s of CPU with the risk measured on background threads: too near the 1 s guard
 def test_a_table_above_the_intervals_limit_says_so_instead_of_a_table(monkeypatch):
     """Above the count intervals' size limit each compared release says why it has no interval in people, in one
     sentence, at once; no table, no "Measuring" line."""
