@@ -270,13 +270,12 @@ class ByteLRU:
         self.total += entry.size
         self._evict(keep=key)
 
-    def _pop(self, key: Hashable) -> int:
-        """Drop ``key`` (there) from the entries and its kind's index; returns the bytes it held."""
+    def _pop(self, key: Hashable) -> None:
+        """Drop the kept ``key`` from the entries, its kind's index and the byte counts."""
         entry = self._data.pop(key)
         del self._kinds[entry.kind][key]
         self._kind_bytes[entry.kind] -= entry.size
         self.total -= entry.size
-        return entry.size
 
     def _evict(self, keep: Hashable) -> None:
         while self.total > self.budget and len(self._data) > 1:
