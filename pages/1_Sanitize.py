@@ -233,7 +233,7 @@ with slot():  # as many notes as this setting has
             st.info(md(note))
 
 # the manifest's risk block, beside the verdict (measured behind the page and polled, like the search)
-uirisk.section(verdict_args, verdict)
+uirisk.section(verdict_args, verdict, after=searching)  # the fix first, then the risk and a count in people
 
 left, right = st.columns(2)
 with left:

@@ -281,7 +281,7 @@ def test_a_fix_found_while_the_risk_is_measured_is_drawn_in_place_and_applies(mo
     monkeypatch.setenv("WORKBENCH_RISK", "background")
     pending = Future()  # the risk and the count in people: never in during this test
 
-    def behind(func, *args):
+    def behind(func, *args, after=None):
         if func is not cached.verdict:
             return pending
         done = Future()
@@ -306,10 +306,10 @@ def test_a_fix_found_while_the_risk_is_measured_is_drawn_in_place_and_applies(mo
     from pages.ui import risk as uirisk
 
     searching = Future()  # the other order: the search still running; the risk and the count in people come in
-    monkeypatch.setattr(cached, "in_background", lambda func, *args: searching)  # between the run and its poll
+    monkeypatch.setattr(cached, "in_background", lambda func, *args, after=None: searching)  # between the run and its poll
     asked = []
 
-    def ready(args, func=None):  # the run's two asks find nothing yet; its poll's find both
+    def ready(args, func=None, after=None):  # the run's two asks find nothing yet; its poll's find both
         asked.append(func)
         return None if len(asked) <= 2 else {"measured": False, "why": "Not measured in this test."}
 
@@ -337,7 +337,7 @@ def test_the_risk_poll_ends_itself_unless_the_open_manifest_shows_the_block(monk
     asked = []
     block = {"measured": False, "why": "Not measured in this test."}
 
-    def ready(args, func=None):  # the run's two asks find nothing yet; its poll's (and any later run's) find both
+    def ready(args, func=None, after=None):  # the run's two asks find nothing yet; its poll's (and any later run's) find both
         asked.append(func)
         return None if len(asked) <= 2 else block
 
@@ -482,7 +482,7 @@ def test_the_page_below_a_changing_section_keeps_its_place(monkeypatch):
 
     monkeypatch.setenv("WORKBENCH_RISK", "background")
     monkeypatch.setenv("WORKBENCH_VERDICT_SEARCH", "background")
-    monkeypatch.setattr(cached, "in_background", lambda func, *args: Future())  # nothing behind the page comes in
+    monkeypatch.setattr(cached, "in_background", lambda func, *args, after=None: Future())  # nothing behind the page comes in
     waiting = app(PAGE, query={**query, "seed": "6"})  # another seed: nothing of it is cached yet
     no_exception(waiting)
     assert not any(b.key == "w_verdict_fix" for b in waiting.button)

@@ -225,3 +225,38 @@ def test_a_closed_session_owns_nothing_behind_its_pages_and_its_work_runs_on(pag
     assert not any(o[0] == "gate-session" for owners in cached._OWNERS.values() for o in owners)
     job.finish.set()
     assert running.result(timeout=30) == "done"  # a tab that reconnects finds it
+
+
+class _Blocked(_Job):
+    """A computation that runs until told to end (the page's nearest-setting search)."""
+
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.finish = threading.Event()
+
+    def __call__(self, *args):
+        self.started.set()
+        self.finish.wait(30)
+        return self.name
+
+
+def test_a_computation_after_another_starts_when_that_one_ends(page):
+    """The Sanitize page's risk and count in people wait for its search (``after``), so the fix comes first."""
+    search, risk = _Blocked("search"), _Job("risk")
+    first = cached.in_background(search, 7)
+    assert search.started.wait(30)
+    then = cached.in_background(risk, 8, after=first)
+    assert not risk.started.wait(0.3)  # a worker is free, but the search is still running
+    search.finish.set()
+    assert first.result(timeout=30) == "search" and then.result(timeout=30) == "risk"
+
+
+def test_a_computation_after_a_cancelled_one_still_runs(page):
+    cached.hold_background()
+    search, risk = _Job("cancelled search"), _Job("risk after it")
+    first = cached.in_background(search, 9)
+    cached.hold_background()  # the next run no longer asks for the search, but asks for the risk
+    then = cached.in_background(risk, 10, after=first)
+    cached.release_background()
+    assert then.result(timeout=30) == "risk after it"
+    assert not search.started.is_set()

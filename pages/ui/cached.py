@@ -49,6 +49,7 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import wait as futures_wait
 from typing import Any, Callable, Mapping, Sequence
 
 import streamlit as st
@@ -630,7 +631,7 @@ def _gate() -> threading.Event | None:
     return got[1] if got is not None and got[0] == _page() else None
 
 
-def in_background(func: Callable, *args) -> Future:
+def in_background(func: Callable, *args, after: Future | None = None) -> Future:
     """Start ``func(*args)`` (a :func:`memo` function) on a background thread; its Future.
 
     For a result the page can draw without (the nearest setting that meets a
@@ -643,6 +644,13 @@ def in_background(func: Callable, *args) -> Future:
     more (:func:`release_background`); its Future then ends with
     :class:`concurrent.futures.CancelledError` or :class:`core.cancel.Cancelled`,
     and nothing is cached.
+
+    ``after``: a Future started earlier (the page's nearest-setting search)
+    that this computation waits for (at most :data:`GATE_SECONDS`) before it
+    starts, so that the result the page shows first gets the processor to
+    itself.  Choice (issue 27): on Adult the search, the risk and the count in
+    people ran together on the pool's two threads and shared one interpreter;
+    Ambiguity's search took 1.0 s behind the page against 0.3 s alone.
     """
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -656,6 +664,8 @@ def in_background(func: Callable, *args) -> Future:
         try:
             if gate is not None:  # the page is still being drawn: start when it is (hold_background)
                 gate.wait(GATE_SECONDS)
+            if after is not None:  # what the page shows first is computed first
+                futures_wait([after], timeout=GATE_SECONDS)
             with _script_context(ctx), _cancel.scope(event):
                 _cancel.check()
                 return func(*args)

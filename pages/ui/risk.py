@@ -72,7 +72,7 @@ def mode() -> str:
     return value if value in ("inline", "off") else "background"
 
 
-def ready(args: tuple, func=None) -> dict[str, Any] | None:
+def ready(args: tuple, func=None, after=None) -> dict[str, Any] | None:
     """The risk block (or ``func``'s result, e.g. :func:`cached.people`) when cached; started behind the page
     otherwise (see :func:`mode`).
 
@@ -80,7 +80,8 @@ def ready(args: tuple, func=None) -> dict[str, Any] | None:
     sentence saying so, known without reading the table: it is given at
     once.  Behind the page it cost a fragment and a second run of the whole
     page to show that sentence (census 5M: half a second to a second a
-    slider move).
+    slider move).  ``after``: a computation behind the page (a Future) to
+    wait for before starting (:func:`cached.in_background`).
     """
     func = func or cached.risk
     how = mode()
@@ -88,7 +89,7 @@ def ready(args: tuple, func=None) -> dict[str, Any] | None:
         return OFF
     if how == "inline" or func.is_cached(*args) or _too_large(args[0], func):
         return func(*args)
-    cached.in_background(func, *args)
+    cached.in_background(func, *args, after=after)
     return None
 
 
@@ -145,19 +146,20 @@ def people_line(p: Mapping[str, Any] | None) -> None:
         st.markdown(f"**A count in people:** {md(text[0].upper() + text[1:])}; method: {md(p['method'])}.")
 
 
-def section(args: tuple, verdict=None) -> None:
+def section(args: tuple, verdict=None, after=None) -> None:
     """'Its measured risk' and a count in people: drawn at once when cached, else polled from behind the page.
 
     The poll draws what came in; once both are in, it ends itself (:func:`state.stop_polling`) and the
-    page settles as it is, without a second run of the whole page.
+    page settles as it is, without a second run of the whole page.  ``after``: the page's search behind
+    it (a Future), which both measurements wait for (:func:`ready`).
     """
     st.subheader("Its measured risk")
     with slot():  # the measured risk, or its poll: one place on the page either way
-        _section_body(args, verdict)
+        _section_body(args, verdict, after)
 
 
-def _section_body(args: tuple, verdict) -> None:
-    now, people = ready(args), ready(args, cached.people)
+def _section_body(args: tuple, verdict, after=None) -> None:
+    now, people = ready(args, after=after), ready(args, cached.people, after=after)
     if now is not None and people is not None:
         _drawn(now, people, verdict)
         return
@@ -166,7 +168,7 @@ def _section_body(args: tuple, verdict) -> None:
     def _poll() -> None:
         # ready() again, not only the cache: a measurement cancelled meanwhile (nobody asked for it any more,
         # cached.release_background) is started again rather than waited for
-        now, people = ready(args), ready(args, cached.people)
+        now, people = ready(args, after=after), ready(args, cached.people, after=after)
         _drawn(now, people, verdict)
         if now is not None and people is not None:
             if lazy.is_open(MANIFEST_BOX):
