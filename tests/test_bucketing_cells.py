@@ -20,7 +20,7 @@ from core import mechanisms
 from core.engine.combos import LazyCombos
 from core.engine.protocol import Plan
 from core.mechanisms import bucketization as bmod
-from core.table import bind, load_table
+from core.table import bind, code_dtype, load_table
 
 # value counts from tiny to a few thousand, absent values included; more than 256 values now and then
 counts_st = st.one_of(
@@ -64,7 +64,8 @@ def test_published_cells_are_the_dense_cells_sorted_by_id(counts, theta, max_siz
     ref = _reference(plan, ids)
     assert np.array_equal(bid, ref[0]) and np.array_equal(value, ref[1]) and np.array_equal(count, ref[2])
     assert value.dtype == (np.uint8 if len(counts) <= 255 else np.uint16)
-    assert bid.dtype == count.dtype == np.int64
+    # ids in int32 (a permutation of fewer than 2**31 buckets), counts in the narrowest unsigned type
+    assert bid.dtype == np.int32 and count.dtype == code_dtype(int(count.max(initial=0)))
     # and the unpermuted entries are the same cells bucket by bucket
     g, x, c, sizes = bk.bucket_entries(plan)
     assert np.array_equal(np.bincount(g, weights=c, minlength=n_buckets), sizes)
@@ -82,6 +83,7 @@ def test_published_cells_sort_ids_that_are_not_a_permutation(spread):
     got = bk.published_cells(plan, ids)
     ref = _reference(plan, ids)
     assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+    assert got[0].dtype == (np.int32 if spread == 3 else np.int64)  # ids above 2**31 stay int64
 
 
 def test_published_cells_refuse_ids_of_another_plan():
@@ -191,4 +193,5 @@ def test_sort_cells_orders_unordered_cells_by_bucket_then_value(n_buckets):
     bid, value, count = bk.sort_cells(g, x, c, n_buckets, 40)
     order = np.lexsort((x, g))
     assert np.array_equal(bid, g[order]) and np.array_equal(value, x[order]) and np.array_equal(count, c[order])
-    assert value.dtype == np.uint8 and bid.dtype == count.dtype == np.int64
+    assert value.dtype == np.uint8 and count.dtype == np.uint8
+    assert bid.dtype == np.int32  # by the largest id (below 5,000 here), not by the number of buckets

@@ -1056,7 +1056,7 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     packing the cells with their ids and sorting them took 0.35 s (0.31 s
     of it the sort).  Other ids go through :func:`sort_cells`.
     Values come back in the SA codes' narrow type
-    (:func:`core.table.code_dtype`), ids and counts as int64.
+    (:func:`core.table.code_dtype`), ids and counts narrow (:func:`cell_types`).
     """
     from ..table import code_dtype
 
@@ -1099,13 +1099,29 @@ def published_cells(plan: Bucketing, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     take = np.repeat(starts[by_id] - (np.cumsum(runs) - runs), runs)
     take += np.arange(n_cells, dtype=np.int64)
     # the gathers read the narrow columns (counts in a byte or two: 5 ms where int64 took 45 ms on census 5M)
-    return np.repeat(np.arange(n_buckets, dtype=np.int64), runs), value[take], count[take].astype(np.int64)
+    id_type, count_type = cell_types(n_buckets - 1, count)
+    return np.repeat(np.arange(n_buckets, dtype=id_type), runs), value[take], count[take].astype(count_type)
+
+
+def cell_types(top_id: int, count: np.ndarray) -> tuple[type, np.dtype]:
+    """The ST's column types: bucket ids in int32 when the largest, ``top_id``, is below 2**31 (as Anatomy's
+    group ids), counts in the narrowest unsigned type that holds the largest (:func:`core.table.code_dtype`;
+    a byte on census).
+
+    Issue 27: the bucketization release of census 5M held 116 MB of int64 ids and counts, 4.7M cells each, and
+    one session on the table was 44 MB over its 700 MB.  CSV files are the same bytes; Parquet files type
+    the columns as these types (Anatomy's ST did already).
+    """
+    from ..table import code_dtype
+
+    top = int(np.max(count, initial=0)) if len(count) else 0
+    return (np.int32 if top_id < 2**31 else np.int64), code_dtype(top)
 
 
 def sort_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: int
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cells ``(bucket, value, count)`` sorted by (bucket, value) (the pairs are distinct); values in the SA
-    codes' narrow type (:func:`core.table.code_dtype`), buckets and counts as int64.
+    codes' narrow type (:func:`core.table.code_dtype`), buckets and counts narrow (:func:`cell_types`).
 
     Each cell is packed into one int64 (bucket, value and count bits) and
     the packed numbers sorted, which orders them as the pairs do and needs
@@ -1120,14 +1136,16 @@ def sort_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: i
     cbits = max(1, int(c.max(initial=0)).bit_length())
     xbits = max(1, int(m - 1).bit_length())
     gbits = max(1, int(max(n_buckets - 1, 0)).bit_length())
+    id_type, count_type = cell_types(int(g.max(initial=0)), c)
     if len(c) and int(c.min()) < 0 or gbits + xbits + cbits > 63:
         order = np.argsort(g * m + x)
-        return g[order], x[order].astype(code_dtype(m)), c[order]
+        return g[order].astype(id_type), x[order].astype(code_dtype(m)), c[order].astype(count_type)
     packed = g << np.int64(xbits + cbits)
     packed |= x << np.int64(cbits)
     packed |= c
     packed.sort()
-    return _unpack(packed, xbits, cbits, m)
+    g, x, c = _unpack(packed, xbits, cbits, m)
+    return g.astype(id_type), x, c.astype(count_type)
 
 
 def _unpack(packed: np.ndarray, xbits: int, cbits: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
