@@ -1114,8 +1114,7 @@ def cell_types(top_id: int, count: np.ndarray) -> tuple[type, np.dtype]:
     """
     from ..table import code_dtype
 
-    top = int(np.max(count, initial=0)) if len(count) else 0
-    return (np.int32 if top_id < 2**31 else np.int64), code_dtype(top)
+    return (np.int32 if top_id < 2**31 else np.int64), code_dtype(int(np.max(count, initial=0)))
 
 
 def sort_cells(g: np.ndarray, x: np.ndarray, c: np.ndarray, n_buckets: int, m: int
